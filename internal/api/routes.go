@@ -1,0 +1,82 @@
+package api
+
+import "net/http"
+
+// routes lists every /api route in the order of the spec's tables, with the
+// least role each needs (spec: Authentication, permission levels).
+func (s *Server) routes(mux *http.ServeMux) {
+	s.handle(mux, "GET /api/status", levelGuest, s.status)
+
+	// Users
+	s.handle(mux, "POST /api/user/register", levelGuest, s.register)
+	s.handle(mux, "POST /api/user/login", levelGuest, s.login)
+	s.handle(mux, "GET /api/user/logout", levelGuest, s.logout)
+	s.handle(mux, "GET /api/user/self", levelUser, s.getSelf)
+	s.handle(mux, "PUT /api/user/self", levelUser, s.updateSelf)
+	s.handle(mux, "DELETE /api/user/self", levelUser, s.deleteSelf)
+	s.handle(mux, "GET /api/user/dashboard", levelUser, s.userDashboard)
+	s.handle(mux, "GET /api/user/token", levelUser, s.generateAccessToken)
+	s.handle(mux, "GET /api/user/aff", levelUser, s.getAffCode)
+	s.handle(mux, "POST /api/user/topup", levelUser, s.redeemCode)
+	s.handle(mux, "GET /api/user/available_models", levelUser, s.availableModels)
+	s.handle(mux, "GET /api/user/{$}", levelAdmin, s.listUsers)
+	s.handle(mux, "GET /api/user/search", levelAdmin, s.searchUsers)
+	s.handle(mux, "GET /api/user/{id}", levelAdmin, s.getUser)
+	s.handle(mux, "POST /api/user/{$}", levelAdmin, s.createUser)
+	s.handle(mux, "POST /api/user/manage", levelAdmin, s.manageUser)
+	s.handle(mux, "PUT /api/user/{$}", levelAdmin, s.updateUser)
+	s.handle(mux, "DELETE /api/user/{id}", levelAdmin, s.deleteUser)
+	s.handle(mux, "POST /api/topup", levelAdmin, s.adminTopup)
+
+	// API keys: the caller's own
+	s.handle(mux, "GET /api/token/{$}", levelUser, s.listTokens)
+	s.handle(mux, "GET /api/token/search", levelUser, s.searchTokens)
+	s.handle(mux, "GET /api/token/{id}", levelUser, s.getToken)
+	s.handle(mux, "POST /api/token/{$}", levelUser, s.createToken)
+	s.handle(mux, "PUT /api/token/{$}", levelUser, s.updateToken)
+	s.handle(mux, "DELETE /api/token/{id}", levelUser, s.deleteToken)
+
+	// Channels and groups
+	s.handle(mux, "GET /api/channel/{$}", levelAdmin, s.listChannels)
+	s.handle(mux, "GET /api/channel/search", levelAdmin, s.searchChannels)
+	s.handle(mux, "GET /api/channel/models", levelAdmin, s.channelModels)
+	s.handle(mux, "GET /api/channel/test/{id}", levelAdmin, s.testChannel)
+	s.handle(mux, "GET /api/channel/{id}", levelAdmin, s.getChannel)
+	s.handle(mux, "POST /api/channel/{$}", levelAdmin, s.createChannel)
+	s.handle(mux, "PUT /api/channel/{$}", levelAdmin, s.updateChannel)
+	s.handle(mux, "DELETE /api/channel/{id}", levelAdmin, s.deleteChannel)
+	s.handle(mux, "GET /api/group/{$}", levelAdmin, s.listGroups)
+
+	// Model price and group price
+	s.handle(mux, "GET /api/model_price/{$}", levelRoot, s.listModelPrices)
+	s.handle(mux, "POST /api/model_price/{$}", levelRoot, s.createModelPrice)
+	s.handle(mux, "PUT /api/model_price/{$}", levelRoot, s.updateModelPrice)
+	s.handle(mux, "DELETE /api/model_price/{id}", levelRoot, s.deleteModelPrice)
+	s.handle(mux, "GET /api/group_price/{$}", levelRoot, s.listGroupPrices)
+	s.handle(mux, "POST /api/group_price/{$}", levelRoot, s.createGroupPrice)
+	s.handle(mux, "PUT /api/group_price/{$}", levelRoot, s.updateGroupPrice)
+	s.handle(mux, "DELETE /api/group_price/{id}", levelRoot, s.deleteGroupPrice)
+
+	// Logs
+	s.handle(mux, "GET /api/log/{$}", levelAdmin, s.listLogs)
+	s.handle(mux, "GET /api/log/self", levelUser, s.listSelfLogs)
+	s.handle(mux, "GET /api/log/search", levelAdmin, s.searchLogs)
+	s.handle(mux, "GET /api/log/self/search", levelUser, s.searchSelfLogs)
+	s.handle(mux, "GET /api/log/stat", levelAdmin, s.logStat)
+	s.handle(mux, "GET /api/log/self/stat", levelUser, s.selfLogStat)
+	s.handle(mux, "DELETE /api/log/{$}", levelAdmin, s.deleteLogs)
+
+	// Redemption codes
+	s.handle(mux, "GET /api/redemption/{$}", levelAdmin, s.listRedemptions)
+	s.handle(mux, "GET /api/redemption/search", levelAdmin, s.searchRedemptions)
+	s.handle(mux, "GET /api/redemption/{id}", levelAdmin, s.getRedemption)
+	s.handle(mux, "POST /api/redemption/{$}", levelAdmin, s.createRedemptions)
+	s.handle(mux, "PUT /api/redemption/{$}", levelAdmin, s.updateRedemption)
+	s.handle(mux, "DELETE /api/redemption/{id}", levelAdmin, s.deleteRedemption)
+
+	// Runtime options
+	s.handle(mux, "GET /api/option/{$}", levelRoot, s.listOptions)
+	s.handle(mux, "PUT /api/option/{$}", levelRoot, s.updateOption)
+
+	s.handle(mux, "/api/", levelGuest, notFound)
+}

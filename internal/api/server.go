@@ -1,0 +1,80 @@
+// Package api serves the /api management surface of spec/management-api.md:
+// routes.go lists every route; one file per resource holds its handlers and
+// their request and response types.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/auth"
+	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/logwriter"
+	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Deps is what the /api handlers need; app wires it.
+type Deps struct {
+	Store    *store.Store
+	Options  *option.Registry
+	Sessions *auth.Sessions
+	Throttle *auth.LoginThrottle
+	// Logs batches log rows off the request path (system logs; the relay's
+	// consume logs). Credits write their log in their own transaction.
+	Logs *logwriter.Writer[store.Log]
+	Log  *slog.Logger
+	// RootAccessToken, when set, authenticates as the root user.
+	RootAccessToken string
+	Version         string
+	StartTime       time.Time
+	// HTTPClient makes outbound calls (channel tests).
+	HTTPClient *http.Client
+}
+
+// Server holds the handlers of /api.
+type Server struct {
+	Deps
+}
+
+// New returns the /api server.
+func New(d Deps) *Server {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.HTTPClient == nil {
+		d.HTTPClient = &http.Client{Timeout: 15 * time.Second}
+	}
+	return &Server{Deps: d}
+}
+
+// Handler returns the /api routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	s.routes(mux)
+	return mux
+}
+
+// level is the least role a route needs; levelGuest routes need no login.
+type level int
+
+const (
+	levelGuest level = 0
+	levelUser  level = 1
+	levelAdmin level = 10
+	levelRoot  level = 100
+)
+
+// handle registers h under pattern behind authentication at lvl.
+func (s *Server) handle(mux *http.ServeMux, pattern string, lvl level, h httpx.HandlerFunc) {
+	if lvl > levelGuest {
+		h = s.requireRole(lvl, h)
+	}
+	mux.Handle(pattern, httpx.Adapt(s.Log, h))
+}
+
+// notFound answers unknown /api paths with the envelope.
+func notFound(w http.ResponseWriter, r *http.Request) error {
+	return httpx.FailStatus(http.StatusNotFound, httpx.MsgNotFoundPath)
+}

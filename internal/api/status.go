@@ -1,0 +1,40 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/modelgate/modelgate/internal/httpx"
+)
+
+// QuotaPerUnit is the quota of 1 CNY (DESIGN §4).
+const QuotaPerUnit = 1_000_000
+
+var errNotImplemented = httpx.FailStatus(http.StatusNotImplemented, "not implemented")
+
+var _ = errors.New
+
+type statusResponse struct {
+	Version         string `json:"version"`
+	QuotaPerUnit    int64  `json:"quota_per_unit"`
+	StartTime       int64  `json:"start_time"`
+	RegisterEnabled bool   `json:"register_enabled"`
+	SystemName      string `json:"system_name"`
+}
+
+// status is the public settings a console needs and the readiness probe: it
+// fails while the database does not answer.
+func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
+	if err := s.Store.Ping(r.Context()); err != nil {
+		s.Log.Error("status: database not answering", "err", err)
+		return httpx.FailStatus(http.StatusServiceUnavailable, "数据库不可用")
+	}
+	opts := s.Options.Current()
+	return httpx.OK(w, statusResponse{
+		Version:         s.Version,
+		QuotaPerUnit:    QuotaPerUnit,
+		StartTime:       s.StartTime.Unix(),
+		RegisterEnabled: opts.RegisterEnabled,
+		SystemName:      opts.SystemName,
+	})
+}

@@ -1,0 +1,270 @@
+package api
+
+import (
+	"crypto/rand"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/modelgate/modelgate/internal/auth"
+	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/user"
+)
+
+// Messages of the user endpoints.
+const (
+	MsgRegisterClosed   = "管理员关闭了新用户注册"
+	MsgUsernameTaken    = "用户名已存在"
+	MsgLoginFailed      = "用户名或密码错误,或用户已被封禁"
+	MsgUserNotFound     = "用户不存在"
+	MsgRootCannotDelete = "不能删除超级管理员账户"
+	MsgLoggedOut        = "已退出登录"
+)
+
+// userView is a user as shown to admins: never the password hash, the
+// session version or the access token.
+type userView struct {
+	ID           int64  `json:"id"`
+	Username     string `json:"username"`
+	DisplayName  string `json:"display_name"`
+	Role         int    `json:"role"`
+	Status       int    `json:"status"`
+	Email        string `json:"email"`
+	Quota        int64  `json:"quota"`
+	UsedQuota    int64  `json:"used_quota"`
+	RequestCount int64  `json:"request_count"`
+	Group        string `json:"group"`
+	AffCode      string `json:"aff_code"`
+	CreatedAt    int64  `json:"created_at"`
+}
+
+func viewUser(u *store.User) userView {
+	return userView{
+		ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Role: u.Role, Status: u.Status,
+		Email: u.Email, Quota: u.Quota, UsedQuota: u.UsedQuota, RequestCount: u.RequestCount,
+		Group: u.Group, AffCode: u.AffCode, CreatedAt: u.CreatedAt,
+	}
+}
+
+// selfView is the caller's own account: the admin view plus its own access
+// token (login data and self read, spec: Users).
+type selfView struct {
+	userView
+	AccessToken string `json:"access_token"`
+}
+
+func viewSelf(u *store.User) selfView {
+	v := selfView{userView: viewUser(u)}
+	if u.AccessToken != nil {
+		v.AccessToken = *u.AccessToken
+	}
+	return v
+}
+
+type registerRequest struct {
+	Username         string `json:"username"`
+	Password         string `json:"password"`
+	Email            string `json:"email"`
+	VerificationCode string `json:"verification_code"`
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
+	opts := s.Options.Current()
+	if !opts.RegisterEnabled {
+		return httpx.Fail(MsgRegisterClosed)
+	}
+	var req registerRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	req.Username = strings.TrimSpace(req.Username)
+	req.Email = strings.TrimSpace(req.Email)
+	if msg := firstProblem(user.ValidateUsername(req.Username), passwordProblem(req.Password), user.ValidateEmail(req.Email)); msg != "" {
+		return httpx.Fail(msg)
+	}
+	u := store.User{
+		Username: req.Username, DisplayName: req.Username, Email: req.Email,
+		Role: user.RoleUser, Status: user.StatusEnabled, Group: user.DefaultGroup,
+		Quota: opts.NewUserQuota,
+	}
+	if err := s.createAccount(r, &u, req.Password); err != nil {
+		return err
+	}
+	return httpx.OK(w, viewUser(&u))
+}
+
+// createAccount hashes the password, gives the user an affiliate code and
+// inserts it; a taken username is a client error.
+func (s *Server) createAccount(r *http.Request, u *store.User, password string) error {
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	u.PasswordHash = hash
+	u.AffCode = newAffCode()
+	err = s.Store.CreateUser(r.Context(), u)
+	if errors.Is(err, store.ErrDuplicate) {
+		return httpx.Fail(MsgUsernameTaken)
+	}
+	return err
+}
+
+// newAffCode is a short random affiliate code.
+func newAffCode() string { return rand.Text()[:8] }
+
+func passwordProblem(pw string) string {
+	if err := auth.ValidatePassword(pw); err != nil {
+		return auth.MsgPasswordLength
+	}
+	return ""
+}
+
+// firstProblem returns the first non-empty validation message.
+func firstProblem(msgs ...string) string {
+	for _, m := range msgs {
+		if m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+type loginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// login checks the password (throttled per username and client address) and
+// sets the session cookie. Wrong password, unknown user and a disabled user
+// get one message, so the answer does not tell which usernames exist.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
+	var req loginRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	req.Username = strings.TrimSpace(req.Username)
+	if req.Username == "" || req.Password == "" {
+		return httpx.Fail(MsgInvalidCredentialsInput)
+	}
+	ip := clientIP(r)
+	if ok, _ := s.Throttle.Allow(req.Username, ip); !ok {
+		return httpx.FailStatus(http.StatusTooManyRequests, auth.MsgTooManyAttempts)
+	}
+	u, err := s.Store.UserByUsername(r.Context(), req.Username)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if err != nil || !auth.CheckPassword(u.PasswordHash, req.Password) {
+		s.Throttle.Failed(req.Username, ip)
+		return httpx.Fail(MsgLoginFailed)
+	}
+	if u.Status != user.StatusEnabled {
+		return httpx.Fail(MsgUserBanned)
+	}
+	s.Throttle.Succeeded(req.Username, ip)
+	s.Sessions.Issue(w, r, u.ID, u.SessionVersion)
+	return httpx.OK(w, viewSelf(&u))
+}
+
+// MsgInvalidCredentialsInput answers a login without username or password.
+const MsgInvalidCredentialsInput = "用户名和密码不能为空"
+
+// clientIP is the peer address. Forwarded headers are not trusted here:
+// they are set by clients unless a proxy in front overwrites them.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// logout clears the session cookie of this browser. Other sessions of the
+// user stay valid; a password change ends them all.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+	s.Sessions.Clear(w)
+	return httpx.OKMessage(w, MsgLoggedOut)
+}
+
+func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) error {
+	return httpx.OK(w, viewSelf(caller(r)))
+}
+
+type updateSelfRequest struct {
+	DisplayName *string `json:"display_name"`
+	Password    *string `json:"password"`
+}
+
+// updateSelf changes the caller's display name and password. A new password
+// ends the user's other sessions; this one gets a fresh cookie.
+func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) error {
+	me := caller(r)
+	var req updateSelfRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	var patch store.UserPatch
+	if req.DisplayName != nil {
+		name := strings.TrimSpace(*req.DisplayName)
+		if msg := user.ValidateDisplayName(name); msg != "" {
+			return httpx.Fail(msg)
+		}
+		patch.DisplayName = &name
+	}
+	if req.Password != nil && *req.Password != "" {
+		if msg := passwordProblem(*req.Password); msg != "" {
+			return httpx.Fail(msg)
+		}
+		hash, err := auth.HashPassword(*req.Password)
+		if err != nil {
+			return err
+		}
+		patch.PasswordHash = &hash
+	}
+	if err := s.Store.UpdateUser(r.Context(), me.ID, patch, nil); err != nil {
+		return err
+	}
+	u, err := s.Store.UserByID(r.Context(), me.ID)
+	if err != nil {
+		return err
+	}
+	if patch.PasswordHash != nil {
+		s.Sessions.Issue(w, r, u.ID, u.SessionVersion)
+	}
+	return httpx.OK(w, viewSelf(&u))
+}
+
+// deleteSelf soft-deletes the caller and ends its sessions; root may not.
+func (s *Server) deleteSelf(w http.ResponseWriter, r *http.Request) error {
+	me := caller(r)
+	if me.Role >= user.RoleRoot {
+		return httpx.Fail(MsgRootCannotDelete)
+	}
+	deleted := user.StatusDeleted
+	if err := s.Store.UpdateUser(r.Context(), me.ID, store.UserPatch{Status: &deleted}, nil); err != nil {
+		return err
+	}
+	if err := s.Store.EndSessions(r.Context(), me.ID); err != nil {
+		return err
+	}
+	s.Sessions.Clear(w)
+	return httpx.OKMessage(w, "")
+}
+
+// generateAccessToken replaces the caller's access token with a new UUID;
+// the old one stops working at once.
+func (s *Server) generateAccessToken(w http.ResponseWriter, r *http.Request) error {
+	token := uuid.NewString()
+	if err := s.Store.SetAccessToken(r.Context(), caller(r).ID, token); err != nil {
+		return err
+	}
+	return httpx.OK(w, token)
+}
+
+func (s *Server) getAffCode(w http.ResponseWriter, r *http.Request) error {
+	return httpx.OK(w, caller(r).AffCode)
+}

@@ -1,0 +1,388 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/modelgate/modelgate/internal/auth"
+	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/user"
+)
+
+// Messages of the admin user endpoints.
+const (
+	MsgCannotManageRole  = "无权管理同级或更高权限的用户"
+	MsgCannotGrantRole   = "无法授予同级或更高的权限"
+	MsgUnknownAction     = "不支持的操作,可选 disable, enable, delete, promote, demote"
+	MsgQuotaZero         = "额度必须是非零整数"
+	MsgQuotaBelowBalance = "扣减额度超过用户当前余额"
+	MsgIDRequired        = "ID不能为空"
+)
+
+// Page size of list endpoints: 10 by default, page_size up to 100.
+const (
+	defaultPageSize = 10
+	maxPageSize     = 100
+)
+
+// page reads p (0-based) and page_size from the query.
+func page(r *http.Request) (store.Page, error) {
+	p, err := httpx.QueryInt(r, "p", 0)
+	if err != nil {
+		return store.Page{}, err
+	}
+	size, err := httpx.QueryInt(r, "page_size", defaultPageSize)
+	if err != nil {
+		return store.Page{}, err
+	}
+	if p < 0 {
+		p = 0
+	}
+	if size < 1 {
+		size = defaultPageSize
+	}
+	size = min(size, maxPageSize)
+	return store.Page{Offset: int(p * size), Limit: int(size)}, nil
+}
+
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
+	return s.writeUsers(w, r, "")
+}
+
+func (s *Server) searchUsers(w http.ResponseWriter, r *http.Request) error {
+	return s.writeUsers(w, r, strings.TrimSpace(r.URL.Query().Get("keyword")))
+}
+
+func (s *Server) writeUsers(w http.ResponseWriter, r *http.Request, keyword string) error {
+	pg, err := page(r)
+	if err != nil {
+		return err
+	}
+	users, total, err := s.Store.ListUsers(r.Context(), keyword, pg)
+	if err != nil {
+		return err
+	}
+	views := make([]userView, len(users))
+	for i := range users {
+		views[i] = viewUser(&users[i])
+	}
+	return httpx.OKList(w, views, total)
+}
+
+// managedUser loads the target of an admin action and checks that the
+// caller outranks it: an admin manages only users of a lower role.
+func (s *Server) managedUser(r *http.Request, id int64) (store.User, error) {
+	u, err := s.Store.UserByID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return u, httpx.Fail(MsgUserNotFound)
+	}
+	if err != nil {
+		return u, err
+	}
+	if u.Role >= caller(r).Role {
+		return u, httpx.Fail(MsgCannotManageRole)
+	}
+	return u, nil
+}
+
+func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return err
+	}
+	u, err := s.Store.UserByID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgUserNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return httpx.OK(w, viewUser(&u))
+}
+
+type createUserRequest struct {
+	Username    string `json:"username"`
+	Password    string `json:"password"`
+	DisplayName string `json:"display_name"`
+	Email       string `json:"email"`
+	Role        *int   `json:"role"`
+	Group       string `json:"group"`
+	Quota       int64  `json:"quota"`
+}
+
+// createUser adds an account; the role defaults to user and must stay below
+// the caller's.
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
+	var req createUserRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	req.Username, req.Email = strings.TrimSpace(req.Username), strings.TrimSpace(req.Email)
+	req.DisplayName = strings.TrimSpace(req.DisplayName)
+	if req.DisplayName == "" {
+		req.DisplayName = req.Username
+	}
+	if req.Group == "" {
+		req.Group = user.DefaultGroup
+	}
+	role := user.RoleUser
+	if req.Role != nil {
+		role = *req.Role
+	}
+	msg := firstProblem(user.ValidateUsername(req.Username), passwordProblem(req.Password),
+		user.ValidateDisplayName(req.DisplayName), user.ValidateEmail(req.Email), user.ValidateGroup(req.Group))
+	if msg != "" {
+		return httpx.Fail(msg)
+	}
+	if err := checkGrantableRole(caller(r), role); err != nil {
+		return err
+	}
+	if req.Quota < 0 {
+		return httpx.Fail("额度不能为负数")
+	}
+	u := store.User{
+		Username: req.Username, DisplayName: req.DisplayName, Email: req.Email,
+		Role: role, Status: user.StatusEnabled, Group: req.Group, Quota: req.Quota,
+	}
+	if err := s.createAccount(r, &u, req.Password); err != nil {
+		return err
+	}
+	return httpx.OK(w, viewUser(&u))
+}
+
+// checkGrantableRole allows roles below the caller's own; nothing grants root.
+func checkGrantableRole(me *store.User, role int) error {
+	if !user.ValidRole(role) || role == user.RoleGuest {
+		return httpx.Fail(user.MsgRoleInvalid)
+	}
+	if role >= me.Role {
+		return httpx.Fail(MsgCannotGrantRole)
+	}
+	return nil
+}
+
+type updateUserRequest struct {
+	ID          int64   `json:"id"`
+	Username    *string `json:"username"`
+	DisplayName *string `json:"display_name"`
+	Password    *string `json:"password"`
+	Email       *string `json:"email"`
+	Role        *int    `json:"role"`
+	Status      *int    `json:"status"`
+	Quota       *int64  `json:"quota"`
+	Group       *string `json:"group"`
+}
+
+// updateUser changes any field of a user the caller outranks. An empty or
+// absent password leaves it unchanged; a quota change writes an admin log.
+func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
+	var req updateUserRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.ID == 0 {
+		return httpx.Fail(MsgIDRequired)
+	}
+	target, err := s.managedUser(r, req.ID)
+	if err != nil {
+		return err
+	}
+	patch, err := userPatch(caller(r), &req)
+	if err != nil {
+		return err
+	}
+	me := caller(r)
+	audit := func(before store.User) *store.Log {
+		if patch.Quota == nil || *patch.Quota == before.Quota {
+			return nil
+		}
+		return &store.Log{
+			UserID: before.ID, Username: before.Username, Type: store.LogAdmin, Group: before.Group,
+			Content: fmt.Sprintf("管理员 %s 将用户额度从 %d 修改为 %d", me.Username, before.Quota, *patch.Quota),
+		}
+	}
+	err = s.Store.UpdateUser(r.Context(), target.ID, patch, audit)
+	if errors.Is(err, store.ErrDuplicate) {
+		return httpx.Fail(MsgUsernameTaken)
+	}
+	if err != nil {
+		return err
+	}
+	u, err := s.Store.UserByID(r.Context(), target.ID)
+	if err != nil {
+		return err
+	}
+	return httpx.OK(w, viewUser(&u))
+}
+
+// userPatch validates an admin update into a store patch.
+func userPatch(me *store.User, req *updateUserRequest) (store.UserPatch, error) {
+	p := store.UserPatch{Email: req.Email, Role: req.Role, Status: req.Status, Quota: req.Quota, Group: req.Group}
+	var problems []string
+	if req.Username != nil {
+		name := strings.TrimSpace(*req.Username)
+		p.Username = &name
+		problems = append(problems, user.ValidateUsername(name))
+	}
+	if req.DisplayName != nil {
+		name := strings.TrimSpace(*req.DisplayName)
+		p.DisplayName = &name
+		problems = append(problems, user.ValidateDisplayName(name))
+	}
+	if req.Email != nil {
+		problems = append(problems, user.ValidateEmail(*req.Email))
+	}
+	if req.Group != nil {
+		problems = append(problems, user.ValidateGroup(*req.Group))
+	}
+	if req.Status != nil && !user.ValidStatus(*req.Status) {
+		problems = append(problems, user.MsgStatusInvalid)
+	}
+	if req.Quota != nil && *req.Quota < 0 {
+		problems = append(problems, "额度不能为负数")
+	}
+	if msg := firstProblem(problems...); msg != "" {
+		return p, httpx.Fail(msg)
+	}
+	if req.Role != nil {
+		if err := checkGrantableRole(me, *req.Role); err != nil {
+			return p, err
+		}
+	}
+	if req.Password != nil && *req.Password != "" {
+		if msg := passwordProblem(*req.Password); msg != "" {
+			return p, httpx.Fail(msg)
+		}
+		hash, err := auth.HashPassword(*req.Password)
+		if err != nil {
+			return p, err
+		}
+		p.PasswordHash = &hash
+	}
+	return p, nil
+}
+
+// deleteUser soft-deletes a user the caller outranks and ends its sessions.
+func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.managedUser(r, id); err != nil {
+		return err
+	}
+	if err := s.setUserStatus(r, id, user.StatusDeleted); err != nil {
+		return err
+	}
+	return httpx.OKMessage(w, "")
+}
+
+func (s *Server) setUserStatus(r *http.Request, id int64, status int) error {
+	if err := s.Store.UpdateUser(r.Context(), id, store.UserPatch{Status: &status}, nil); err != nil {
+		return err
+	}
+	if status != user.StatusEnabled {
+		return s.Store.EndSessions(r.Context(), id)
+	}
+	return nil
+}
+
+type manageRequest struct {
+	Username string `json:"username"`
+	Action   string `json:"action"`
+}
+
+type manageResponse struct {
+	Role   int `json:"role"`
+	Status int `json:"status"`
+}
+
+// manageUser applies one action to a user the caller outranks. promote makes
+// an admin (role 10), so only root can promote; demote makes a user (role 1).
+func (s *Server) manageUser(w http.ResponseWriter, r *http.Request) error {
+	var req manageRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	target, err := s.Store.UserByUsername(r.Context(), strings.TrimSpace(req.Username))
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgUserNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := s.managedUser(r, target.ID); err != nil {
+		return err
+	}
+	switch req.Action {
+	case "disable":
+		target.Status = user.StatusDisabled
+	case "enable":
+		target.Status = user.StatusEnabled
+	case "delete":
+		target.Status = user.StatusDeleted
+	case "promote":
+		if err := checkGrantableRole(caller(r), user.RoleAdmin); err != nil {
+			return err
+		}
+		target.Role = user.RoleAdmin
+	case "demote":
+		target.Role = user.RoleUser
+	default:
+		return httpx.Fail(MsgUnknownAction)
+	}
+	err = s.Store.UpdateUser(r.Context(), target.ID, store.UserPatch{Role: &target.Role, Status: &target.Status}, nil)
+	if err != nil {
+		return err
+	}
+	if target.Status != user.StatusEnabled {
+		if err := s.Store.EndSessions(r.Context(), target.ID); err != nil {
+			return err
+		}
+	}
+	return httpx.OK(w, manageResponse{Role: target.Role, Status: target.Status})
+}
+
+type adminTopupRequest struct {
+	UserID int64  `json:"user_id"`
+	Quota  int64  `json:"quota"`
+	Remark string `json:"remark"`
+}
+
+// adminTopup credits (or, with a negative quota, deducts) a balance in one
+// atomic statement and writes a top-up log in the same transaction.
+func (s *Server) adminTopup(w http.ResponseWriter, r *http.Request) error {
+	var req adminTopupRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.UserID <= 0 {
+		return httpx.Fail(MsgIDRequired)
+	}
+	if req.Quota == 0 {
+		return httpx.Fail(MsgQuotaZero)
+	}
+	target, err := s.Store.UserByID(r.Context(), req.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgUserNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	content := fmt.Sprintf("管理员 %s 充值 %d 额度", caller(r).Username, req.Quota)
+	if req.Remark = strings.TrimSpace(req.Remark); req.Remark != "" {
+		content += ",备注: " + req.Remark
+	}
+	log := &store.Log{UserID: target.ID, Username: target.Username, Group: target.Group, Type: store.LogTopup, Quota: req.Quota, Content: content}
+	err = s.Store.AddUserQuota(r.Context(), target.ID, req.Quota, log)
+	if errors.Is(err, store.ErrConflict) {
+		return httpx.Fail(MsgQuotaBelowBalance)
+	}
+	if err != nil {
+		return err
+	}
+	return httpx.OKMessage(w, "")
+}

@@ -1,0 +1,156 @@
+// Package app wires modelgate together: it builds the store, the runtime
+// settings, the authentication pieces, the log writer and the HTTP handlers,
+// and runs the server until it is told to stop. Read New to see the whole
+// object graph.
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/api"
+	"github.com/modelgate/modelgate/internal/auth"
+	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/logwriter"
+	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/user"
+)
+
+// Version is the release label reported by /api/status.
+const Version = "0.1.0"
+
+// App is a running modelgate instance.
+type App struct {
+	cfg     config.Config
+	log     *slog.Logger
+	Store   *store.Store
+	Options *option.Registry
+	logs    *logwriter.Writer[store.Log]
+	handler http.Handler
+
+	stopBackground context.CancelFunc
+}
+
+// New opens the database, applies migrations, creates the root user on first
+// start and builds the handlers. Close releases what it opened.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+	if cfg.SessionSecretGenerated {
+		log.Warn("SESSION_SECRET is not set: a random one is used, so sessions end when the process stops; set it for restarts and for several nodes")
+	}
+	st, err := store.Open(ctx, store.Options{DSN: cfg.SQLDSN, SQLitePath: cfg.SQLitePath, NodeID: cfg.Cluster.NodeID, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: log, Store: st}
+	if err := a.ensureRoot(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.Options, err = option.NewRegistry(ctx, st, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	a.logs = logwriter.New[store.Log](st, logwriter.Config{Logger: log})
+
+	apiServer := api.New(api.Deps{
+		Store:           st,
+		Options:         a.Options,
+		Sessions:        auth.NewSessions(cfg.SessionSecret, 0),
+		Throttle:        auth.NewLoginThrottle(nil),
+		Logs:            a.logs,
+		Log:             log,
+		RootAccessToken: cfg.RootAccessToken,
+		Version:         Version,
+		StartTime:       time.Now(),
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/api/", apiServer.Handler())
+	a.handler = withRequestLog(log, http.NewCrossOriginProtection().Handler(mux))
+
+	bg, cancel := context.WithCancel(context.Background())
+	a.stopBackground = cancel
+	// Nodes sharing one database see each other's option changes.
+	go a.Options.Watch(bg, 10*time.Second)
+	return a, nil
+}
+
+// Handler is the whole HTTP surface.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// ensureRoot creates the root user on first start, with INITIAL_ROOT_PASSWORD
+// or a random password printed once.
+func (a *App) ensureRoot(ctx context.Context) error {
+	exists, err := a.Store.RootExists(ctx)
+	if err != nil || exists {
+		return err
+	}
+	password, generated := a.cfg.InitialRootPassword, false
+	if password == "" {
+		password, generated = rand.Text()[:16], true
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return err
+	}
+	root := store.User{
+		Username: user.RootUsername, DisplayName: "Root", PasswordHash: hash,
+		Role: user.RoleRoot, Status: user.StatusEnabled, Group: user.DefaultGroup, AffCode: rand.Text()[:8],
+	}
+	if err := a.Store.CreateUser(ctx, &root); err != nil {
+		if errors.Is(err, store.ErrDuplicate) { // another node created it first
+			return nil
+		}
+		return fmt.Errorf("create root user: %w", err)
+	}
+	if generated {
+		// Printed once, on purpose: the operator needs it to log in.
+		a.log.Warn("created the root user with a random password; change it after logging in",
+			"username", user.RootUsername, "password", password)
+	} else {
+		a.log.Info("created the root user with INITIAL_ROOT_PASSWORD", "username", user.RootUsername)
+	}
+	return nil
+}
+
+// Serve listens on the configured port until ctx ends, then shuts down:
+// in-flight requests get up to 30 s, pending log rows are flushed.
+func (a *App) Serve(ctx context.Context) error {
+	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", a.cfg.Port))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	a.log.Info("modelgate listening", "addr", ln.Addr().String(), "version", Version,
+		"login", fmt.Sprintf("curl -X POST http://localhost:%d/api/user/login -d '{\"username\":\"root\",\"password\":\"<password>\"}'", a.cfg.Port))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		a.log.Warn("shutdown", "err", err)
+	}
+	return nil
+}
+
+// Close flushes pending writes and closes the database.
+func (a *App) Close() error {
+	a.stopBackground()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	flushErr := a.logs.Close(ctx)
+	return errors.Join(flushErr, a.Store.Close())
+}

@@ -1,0 +1,250 @@
+// Package apptest runs the real gateway for tests: a fresh database (SQLite
+// in the test's temp dir, or the engine MODELGATE_TEST_DB selects), the app
+// built by app.New, and an httptest server in front of it. Clients speak
+// HTTP to it like any other caller.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/app"
+	"github.com/modelgate/modelgate/internal/config"
+	"github.com/modelgate/modelgate/internal/store/storetest"
+)
+
+// Fixed credentials of the test gateway.
+const (
+	RootPassword    = "root-password-1"
+	RootAccessToken = "test-root-access-token-0123456789"
+	SessionSecret   = "test-session-secret-0123456789"
+)
+
+// Env is one running gateway.
+type Env struct {
+	t      testing.TB
+	App    *app.App
+	Server *httptest.Server
+	Config config.Config
+}
+
+// New starts a gateway for t and stops it when t ends. env overrides
+// environment variables of the run contract (for example REGISTER options
+// are runtime settings, but INITIAL_ROOT_PASSWORD is read here).
+func New(t testing.TB, env ...string) *Env {
+	t.Helper()
+	vars := map[string]string{
+		"DATA_DIR":              t.TempDir(),
+		"INITIAL_ROOT_PASSWORD": RootPassword,
+		"ROOT_ACCESS_TOKEN":     RootAccessToken,
+		"SESSION_SECRET":        SessionSecret,
+		"SQL_DSN":               storetest.Selected(t).FreshDSN(t),
+	}
+	for i := 0; i+1 < len(env); i += 2 {
+		vars[env[i]] = env[i+1]
+	}
+	cfg, err := config.Load(nil, func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Start(t, cfg)
+}
+
+// Start runs a gateway with cfg (a restart test starts twice on one DataDir).
+func Start(t testing.TB, cfg config.Config) *Env {
+	t.Helper()
+	level := slog.LevelError
+	if os.Getenv("MODELGATE_TEST_VERBOSE") != "" {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	a, err := app.New(context.Background(), cfg, log)
+	if err != nil {
+		t.Fatalf("start gateway: %v", err)
+	}
+	srv := httptest.NewServer(a.Handler())
+	e := &Env{t: t, App: a, Server: srv, Config: cfg}
+	t.Cleanup(e.Stop)
+	return e
+}
+
+// Stop shuts the gateway down (idempotent).
+func (e *Env) Stop() {
+	if e.Server == nil {
+		return
+	}
+	e.Server.Close()
+	if err := e.App.Close(); err != nil {
+		e.t.Errorf("close gateway: %v", err)
+	}
+	e.Server = nil
+}
+
+// DBPath is the SQLite file of the gateway.
+func (e *Env) DBPath() string { return filepath.Join(e.Config.DataDir, "modelgate.db") }
+
+// Client is an HTTP client of the gateway with its own cookie jar.
+type Client struct {
+	t      testing.TB
+	base   string
+	http   *http.Client
+	Header http.Header // sent with every request
+}
+
+// Client returns a new anonymous client.
+func (e *Env) Client() *Client {
+	jar, _ := cookiejar.New(nil)
+	return &Client{t: e.t, base: e.Server.URL, http: &http.Client{Jar: jar}, Header: http.Header{}}
+}
+
+// Root returns a client logged in as root by session cookie.
+func (e *Env) Root() *Client {
+	c := e.Client()
+	c.Login("root", RootPassword)
+	return c
+}
+
+// Response is a decoded /api answer.
+type Response struct {
+	Status  int
+	Raw     []byte
+	Success bool            `json:"success"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+	Total   int64           `json:"total"`
+	Header  http.Header
+}
+
+// Do sends a request; body is marshalled to JSON unless it is a string or
+// []byte, which are sent as they are.
+func (c *Client) Do(method, path string, body any) *Response {
+	c.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for k, v := range c.Header {
+		req.Header[k] = v
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	r := &Response{Status: resp.StatusCode, Header: resp.Header}
+	r.Raw, err = io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	if err := json.Unmarshal(r.Raw, r); err != nil && strings.HasPrefix(path, "/api/") {
+		c.t.Fatalf("%s %s: not a JSON envelope (%d): %s", method, path, r.Status, r.Raw)
+	}
+	return r
+}
+
+// OK sends a request and fails the test unless it succeeded.
+func (c *Client) OK(method, path string, body any) *Response {
+	c.t.Helper()
+	r := c.Do(method, path, body)
+	if r.Status != http.StatusOK || !r.Success {
+		c.t.Fatalf("%s %s: want success, got %d %s", method, path, r.Status, r.Raw)
+	}
+	return r
+}
+
+// Fail sends a request and fails the test unless it failed with status and
+// exactly message (message "" accepts any).
+func (c *Client) Fail(method, path string, body any, status int, message string) *Response {
+	c.t.Helper()
+	r := c.Do(method, path, body)
+	if r.Status != status || r.Success || (message != "" && r.Message != message) {
+		c.t.Fatalf("%s %s: want %d %q, got %d %s", method, path, status, message, r.Status, r.Raw)
+	}
+	return r
+}
+
+// Decode unmarshals the response data into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Data, v); err != nil {
+		t.Fatalf("decode data %s: %v", r.Data, err)
+	}
+}
+
+// Login logs the client in by password.
+func (c *Client) Login(username, password string) *Response {
+	c.t.Helper()
+	return c.OK("POST", "/api/user/login", map[string]string{"username": username, "password": password})
+}
+
+// Bearer makes the client send an Authorization header instead of cookies.
+func (c *Client) Bearer(token string) *Client {
+	c.Header.Set("Authorization", "Bearer "+token)
+	return c
+}
+
+// UserInfo is the part of a user view tests read.
+type UserInfo struct {
+	ID          int64  `json:"id"`
+	Username    string `json:"username"`
+	Role        int    `json:"role"`
+	Status      int    `json:"status"`
+	Quota       int64  `json:"quota"`
+	Group       string `json:"group"`
+	AccessToken string `json:"access_token"`
+}
+
+// NewUser creates a user with role through root and returns a client logged
+// in as that user and its id.
+func (e *Env) NewUser(username string, role int) (*Client, int64) {
+	e.t.Helper()
+	password := "password-" + username
+	var u UserInfo
+	e.Root().OK("POST", "/api/user/", map[string]any{"username": username, "password": password, "role": role}).Decode(e.t, &u)
+	c := e.Client()
+	c.Login(username, password)
+	return c, u.ID
+}
+
+// Path formats a path with arguments.
+func Path(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+// CookieHeader is the Cookie header the client would send to the gateway,
+// to replay a session against another server (restart tests).
+func (c *Client) CookieHeader() string {
+	u, _ := url.Parse(c.base)
+	var parts []string
+	for _, ck := range c.http.Jar.Cookies(u) {
+		parts = append(parts, ck.Name+"="+ck.Value)
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,55 @@
+// Package auth owns how /api callers prove who they are: password hashing,
+// signed session cookies and login throttling.
+package auth
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// bcryptCost is fixed rather than bcrypt.DefaultCost so that a library update
+// cannot silently change how long every login takes.
+const bcryptCost = 10
+
+// Password length bounds, in bytes. x/crypto's bcrypt rejects input over 72
+// bytes, so the upper bound stays below it.
+const (
+	minPasswordLen = 8
+	maxPasswordLen = 64
+)
+
+// MsgPasswordLength is the user-facing message for a password outside the
+// allowed length.
+const MsgPasswordLength = "密码长度必须在 8 到 64 个字符之间"
+
+// ErrPasswordLength is returned by ValidatePassword; its message is
+// MsgPasswordLength so handlers can show it as is.
+var ErrPasswordLength = errors.New(MsgPasswordLength)
+
+// ValidatePassword reports whether pw is acceptable as a new password. The
+// bounds count bytes, not characters, because bcrypt's limit is in bytes.
+func ValidatePassword(pw string) error {
+	if len(pw) < minPasswordLen || len(pw) > maxPasswordLen {
+		return ErrPasswordLength
+	}
+	return nil
+}
+
+// HashPassword returns the bcrypt hash of pw for storage. Callers validate
+// new passwords with ValidatePassword first; HashPassword only fails for
+// input bcrypt cannot take (over 72 bytes).
+func HashPassword(pw string) (string, error) {
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcryptCost)
+	if err != nil {
+		return "", fmt.Errorf("hash password: %w", err)
+	}
+	return string(h), nil
+}
+
+// CheckPassword reports whether pw matches hash. The comparison is constant
+// time; a malformed or empty hash never matches.
+func CheckPassword(hash, pw string) bool {
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
+}

@@ -1,0 +1,171 @@
+// Package config owns the run contract of DESIGN §2: one Config struct, loaded
+// once from flags and environment variables (flags win) and validated all at once.
+package config
+
+import (
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything the process reads at start. Runtime settings that an
+// admin can change live in the database (package option), not here.
+type Config struct {
+	Port            int
+	DataDir         string
+	SQLDSN          string // empty: SQLite at SQLitePath
+	SQLitePath      string
+	RedisConnString string
+
+	SessionSecret string
+	// SessionSecretGenerated is true when SESSION_SECRET was unset and a random
+	// one was made for this start: sessions then end with the process.
+	SessionSecretGenerated bool
+
+	InitialRootPassword string
+	RootAccessToken     string
+	LogLevel            slog.Level
+
+	Cluster Cluster
+}
+
+// Cluster holds the cluster variables. They are read and validated now; the
+// cluster issue uses them. Enabled is true when CLUSTER_NODE_ID is set.
+type Cluster struct {
+	Enabled         bool
+	NodeID          int
+	NodeName        string
+	NodeAddress     string
+	Secret          string
+	PingInterval    time.Duration
+	PushInterval    time.Duration
+	MaxPingFailures int
+	BatchSize       int
+}
+
+// Load reads the configuration from args (without the program name) and
+// getenv. Every problem found is reported in one error.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	var problems []string
+	bad := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+	intVar := func(name string, def int) int {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			bad("%s: %q is not an integer", name, v)
+			return def
+		}
+		return n
+	}
+	durationVar := func(name string, def time.Duration) time.Duration {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			bad("%s: %q is not a positive Go duration such as 10s", name, v)
+			return def
+		}
+		return d
+	}
+
+	c := Config{
+		Port:                intVar("PORT", 3000),
+		DataDir:             orDefault(getenv("DATA_DIR"), "./data"),
+		SQLDSN:              strings.TrimSpace(getenv("SQL_DSN")),
+		SQLitePath:          strings.TrimSpace(getenv("SQLITE_PATH")),
+		RedisConnString:     strings.TrimSpace(getenv("REDIS_CONN_STRING")),
+		SessionSecret:       getenv("SESSION_SECRET"),
+		InitialRootPassword: getenv("INITIAL_ROOT_PASSWORD"),
+		RootAccessToken:     strings.TrimSpace(getenv("ROOT_ACCESS_TOKEN")),
+	}
+
+	fs := flag.NewFlagSet("modelgate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&c.Port, "port", c.Port, "listen port (PORT)")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory (DATA_DIR)")
+	if err := fs.Parse(args); err != nil {
+		bad("flags: %v", err)
+	}
+	if c.SQLitePath == "" {
+		c.SQLitePath = filepath.Join(c.DataDir, "modelgate.db")
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		bad("PORT: %d is not a port number", c.Port)
+	}
+	if c.SessionSecret == "" {
+		c.SessionSecret = rand.Text() + rand.Text()
+		c.SessionSecretGenerated = true
+	} else if len(c.SessionSecret) < 16 {
+		bad("SESSION_SECRET: use at least 16 characters")
+	}
+	if p := c.InitialRootPassword; p != "" && (len(p) < 8 || len(p) > 64) {
+		bad("INITIAL_ROOT_PASSWORD: must be 8 to 64 characters")
+	}
+	if t := c.RootAccessToken; t != "" && len(t) < 16 {
+		bad("ROOT_ACCESS_TOKEN: use at least 16 characters")
+	}
+	if c.RedisConnString != "" {
+		if u, err := url.Parse(c.RedisConnString); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			bad("REDIS_CONN_STRING: expected redis://host:port/db")
+		}
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(orDefault(getenv("LOG_LEVEL"), "info"))); err != nil {
+		bad("LOG_LEVEL: %q is not one of debug, info, warn, error", getenv("LOG_LEVEL"))
+	}
+
+	cl := &c.Cluster
+	cl.NodeID = intVar("CLUSTER_NODE_ID", 0)
+	cl.Enabled = strings.TrimSpace(getenv("CLUSTER_NODE_ID")) != ""
+	cl.NodeName = strings.TrimSpace(getenv("CLUSTER_NODE_NAME"))
+	cl.NodeAddress = strings.TrimSpace(getenv("CLUSTER_NODE_ADDRESS"))
+	cl.Secret = getenv("CLUSTER_SECRET")
+	cl.PingInterval = durationVar("CLUSTER_PING_INTERVAL", 10*time.Second)
+	cl.PushInterval = durationVar("CLUSTER_PUSH_INTERVAL", time.Second)
+	cl.MaxPingFailures = intVar("CLUSTER_MAX_PING_FAILURES", 3)
+	cl.BatchSize = intVar("CLUSTER_BATCH_SIZE", 50)
+	if cl.Enabled {
+		if cl.NodeID < 1 || cl.NodeID > 49 {
+			bad("CLUSTER_NODE_ID: must be 1 to 49")
+		}
+		if cl.NodeName == "" {
+			cl.NodeName = fmt.Sprintf("node-%d", cl.NodeID)
+		}
+		if u, err := url.Parse(cl.NodeAddress); cl.NodeAddress == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("CLUSTER_NODE_ADDRESS: required in cluster mode, a base URL with http:// or https://")
+		}
+		if cl.Secret == "" {
+			bad("CLUSTER_SECRET: required in cluster mode")
+		}
+	}
+	if cl.MaxPingFailures < 1 {
+		bad("CLUSTER_MAX_PING_FAILURES: must be at least 1")
+	}
+	if cl.BatchSize < 1 || cl.BatchSize > 1000 {
+		bad("CLUSTER_BATCH_SIZE: must be 1 to 1000")
+	}
+
+	if len(problems) > 0 {
+		return c, errors.New("configuration: " + strings.Join(problems, "; "))
+	}
+	return c, nil
+}
+
+func orDefault(v, def string) string {
+	if v = strings.TrimSpace(v); v == "" {
+		return def
+	}
+	return v
+}

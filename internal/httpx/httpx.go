@@ -1,0 +1,144 @@
+// Package httpx owns the /api wire conventions: the JSON envelope, decoding
+// request bodies with a size limit, path and query parsing, and the adapter
+// that turns a handler's returned error into a response.
+package httpx
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// MaxBodyBytes bounds every /api request body.
+const MaxBodyBytes = 1 << 20
+
+// Messages of the wire layer.
+const (
+	MsgInvalidParams = "无效的参数" // spec: invalid JSON
+	MsgBodyTooLarge  = "请求体过大,上限 1 MiB"
+	MsgInvalidID     = "无效的ID" // spec: invalid id
+	MsgNotFoundPath  = "接口不存在"
+	MsgInternal      = "服务器内部错误,请稍后再试"
+)
+
+// Error is a failure to report to the client: Message is shown, Status is
+// the HTTP status (200 for application-level failures, see docs/api.md).
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Fail is an application-level failure: HTTP 200, success=false, msg.
+func Fail(msg string) *Error { return &Error{Status: http.StatusOK, Message: msg} }
+
+// FailStatus is a failure with an explicit HTTP status.
+func FailStatus(status int, msg string) *Error { return &Error{Status: status, Message: msg} }
+
+// Failf formats the failure message.
+func Failf(format string, a ...any) *Error {
+	return Fail(fmt.Sprintf(format, a...))
+}
+
+// Envelope is the /api response body. Extra top-level fields (total) are
+// written by handlers that declare them in their own struct.
+type Envelope struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// WriteJSON writes v as JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
+
+// OK writes a success envelope carrying data.
+func OK(w http.ResponseWriter, data any) error {
+	return WriteJSON(w, http.StatusOK, Envelope{Success: true, Data: data})
+}
+
+// OKMessage writes a success envelope with a message and no data.
+func OKMessage(w http.ResponseWriter, msg string) error {
+	return WriteJSON(w, http.StatusOK, Envelope{Success: true, Message: msg})
+}
+
+// List is the success envelope of paginated lists: data is the page, total
+// counts all matching rows.
+type List struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+	Total   int64  `json:"total"`
+}
+
+// OKList writes a page of a list.
+func OKList(w http.ResponseWriter, items any, total int64) error {
+	return WriteJSON(w, http.StatusOK, List{Success: true, Data: items, Total: total})
+}
+
+// Decode reads the JSON body into dst. Unknown fields are tolerated (clients
+// send extras); invalid JSON and oversized bodies give a client error.
+func Decode(w http.ResponseWriter, r *http.Request, dst any) error {
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	err := json.NewDecoder(body).Decode(dst)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &tooLarge):
+		return FailStatus(http.StatusRequestEntityTooLarge, MsgBodyTooLarge)
+	}
+	return Fail(MsgInvalidParams)
+}
+
+// PathID parses the {id} path value as a positive integer.
+func PathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, Fail(MsgInvalidID)
+	}
+	return id, nil
+}
+
+// QueryInt parses an optional integer query parameter; absent gives def.
+func QueryInt(r *http.Request, name string, def int64) (int64, error) {
+	v := strings.TrimSpace(r.URL.Query().Get(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, Failf("参数 %s 必须是整数", name)
+	}
+	return n, nil
+}
+
+// HandlerFunc is the one handler shape: it writes a success response itself
+// and returns an error for anything else.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Adapt turns h into an http.Handler that writes returned errors as the
+// envelope. Errors that are not *Error are internal: logged, and answered
+// with a generic message so no detail leaks.
+func Adapt(log *slog.Logger, h HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		var e *Error
+		if !errors.As(err, &e) {
+			log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			e = FailStatus(http.StatusInternalServerError, MsgInternal)
+		}
+		_ = WriteJSON(w, e.Status, Envelope{Success: false, Message: e.Message})
+	})
+}

@@ -1,0 +1,40 @@
+package store
+
+import "fmt"
+
+// idStride is the cluster's id modulus: a row created on node k gets an id
+// with id % idStride == k, so ids from different nodes never collide
+// (DESIGN §6). Node 0 is a single-node install; node ids 1..49 are cluster
+// nodes, so a single node can later join a cluster without renumbering.
+const idStride = 50
+
+// allocIDs reserves n consecutive row ids for table and returns the first;
+// the others follow at steps of idStride. The counter row is updated inside
+// the caller's transaction, so several processes sharing one database (the
+// stateless-nodes deployment) never hand out the same id, and a rolled-back
+// transaction returns its ids.
+func (tx *Tx) allocIDs(table string, n int) (int64, error) {
+	if n < 1 {
+		return 0, fmt.Errorf("allocate ids for %s: count %d", table, n)
+	}
+	res := tx.db.Exec("UPDATE id_sequences SET next_value = next_value + ? WHERE name = ?", n, table)
+	if res.Error != nil {
+		return 0, fmt.Errorf("allocate ids for %s: %w", table, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		// First id of this table. A concurrent first insert on another node
+		// makes this fail with a unique violation and its transaction retry.
+		if err := tx.db.Create(&idSequence{Name: table, Next: int64(n)}).Error; err != nil {
+			return 0, fmt.Errorf("allocate ids for %s: %w", table, err)
+		}
+	}
+	var last int64
+	if err := tx.db.Raw("SELECT next_value FROM id_sequences WHERE name = ?", table).Scan(&last).Error; err != nil {
+		return 0, fmt.Errorf("allocate ids for %s: %w", table, err)
+	}
+	firstSeq := last - int64(n) + 1
+	return firstSeq*idStride + tx.s.nodeID, nil
+}
+
+// nthID is the id k steps after first (see allocIDs).
+func nthID(first int64, k int) int64 { return first + int64(k)*idStride }

@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Log types.
+const (
+	LogTopup   = 1
+	LogConsume = 2
+	LogAdmin   = 3
+	LogSystem  = 4
+)
+
+// InsertLogs inserts rows in the transaction, allocating their ids in one
+// step. CreatedAt is set to now where it is zero.
+func (tx *Tx) InsertLogs(rows []Log) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	first, err := tx.allocIDs("logs", len(rows))
+	if err != nil {
+		return err
+	}
+	now := time.Now().Unix()
+	for i := range rows {
+		rows[i].ID = nthID(first, i)
+		if rows[i].CreatedAt == 0 {
+			rows[i].CreatedAt = now
+		}
+	}
+	if err := tx.db.CreateInBatches(rows, 200).Error; err != nil {
+		return err
+	}
+	for i := range rows {
+		if err := tx.changed("logs", "INSERT", rows[i].ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InsertBatch writes rows in one transaction; it is the sink of the batching
+// log writer.
+func (s *Store) InsertBatch(ctx context.Context, rows []Log) error {
+	return s.write(ctx, "insert logs", func(tx *Tx) error { return tx.InsertLogs(rows) })
+}

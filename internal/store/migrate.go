@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// migration is one versioned schema or data step. Steps are applied in order,
+// once each, and recorded in schema_migrations. A landed step is never edited:
+// changes come as new steps appended to the list.
+type migration struct {
+	version string
+	apply   func(s *Store, tx *gorm.DB) error
+}
+
+var migrations = []migration{
+	{"0001_initial_schema", func(_ *Store, tx *gorm.DB) error { return migration0001(tx) }},
+	{"0002_seed_group_prices", seedGroupPrices},
+}
+
+type schemaMigration struct {
+	Version   string `gorm:"primaryKey;size:64"`
+	AppliedAt int64  `gorm:"not null"`
+}
+
+func (schemaMigration) TableName() string { return "schema_migrations" }
+
+// migrate applies the pending steps. On PostgreSQL each step holds an
+// advisory lock, so nodes sharing one database can start together; there and
+// on SQLite the step and its record commit together. MySQL commits DDL
+// implicitly, so a step there must be idempotent (AutoMigrate is).
+func (s *Store) migrate(ctx context.Context) error {
+	db := s.db.WithContext(ctx)
+	if err := db.AutoMigrate(&schemaMigration{}); err != nil {
+		return fmt.Errorf("migrate: create schema_migrations: %w", err)
+	}
+	for _, m := range migrations {
+		err := db.Transaction(func(tx *gorm.DB) error {
+			if s.dialect == Postgres {
+				if err := tx.Exec("SELECT pg_advisory_xact_lock(7305581)").Error; err != nil {
+					return err
+				}
+			}
+			var done int64
+			if err := tx.Model(&schemaMigration{}).Where("version = ?", m.version).Count(&done).Error; err != nil {
+				return err
+			}
+			if done > 0 {
+				return nil
+			}
+			if err := m.apply(s, tx); err != nil {
+				return err
+			}
+			s.log.Info("applied migration", "version", m.version)
+			return tx.Create(&schemaMigration{Version: m.version, AppliedAt: time.Now().Unix()}).Error
+		})
+		if err != nil && !isUniqueViolation(err) { // a concurrent node applied it first
+			return fmt.Errorf("migrate %s: %w", m.version, err)
+		}
+	}
+	return nil
+}
+
+// seedGroupPrices gives the default, vip and svip groups a 1.0 discount on
+// first start. As a migration it runs once: a group an operator deletes later
+// stays deleted.
+func seedGroupPrices(s *Store, db *gorm.DB) error {
+	now := time.Now().Unix()
+	tx := &Tx{db: db, s: s}
+	for _, g := range []string{"default", "vip", "svip"} {
+		id, err := tx.allocIDs("group_prices", 1)
+		if err != nil {
+			return err
+		}
+		gp := GroupPrice{ID: id, GroupName: g, Discount: 1, CreatedAt: now, UpdatedAt: now}
+		if err := db.Create(&gp).Error; err != nil && !isUniqueViolation(err) {
+			return err
+		}
+	}
+	return nil
+}

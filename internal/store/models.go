@@ -1,0 +1,160 @@
+package store
+
+// Stored types. They carry no json tags on purpose: handlers copy what a
+// response may show into their own types, so password hashes, key hashes and
+// channel keys cannot be serialised by accident (DESIGN §8).
+//
+// Column names avoid SQL reserved words (group, key) so raw SQL needs no
+// per-dialect quoting. Changing a column here needs a new migration.
+
+// User is a row of users. Status: 1 enabled, 2 disabled, 3 deleted (soft).
+type User struct {
+	ID             int64   `gorm:"primaryKey;autoIncrement:false"`
+	Username       string  `gorm:"size:64;uniqueIndex;not null"`
+	PasswordHash   string  `gorm:"size:255;not null"`
+	DisplayName    string  `gorm:"size:64;not null;default:''"`
+	Role           int     `gorm:"not null;default:1"`
+	Status         int     `gorm:"not null;default:1;index"`
+	Email          string  `gorm:"size:128;not null;default:'';index"`
+	Quota          int64   `gorm:"not null;default:0"`
+	UsedQuota      int64   `gorm:"not null;default:0"`
+	RequestCount   int64   `gorm:"not null;default:0"`
+	AccessToken    *string `gorm:"size:64;uniqueIndex"` // nil until generated
+	Group          string  `gorm:"column:user_group;size:64;not null;default:'default'"`
+	AffCode        string  `gorm:"size:32;uniqueIndex;not null"`
+	SessionVersion int64   `gorm:"not null;default:1"` // bumped to end all sessions
+	CreatedAt      int64   `gorm:"autoCreateTime:false;not null;default:0"`
+	UpdatedAt      int64   `gorm:"autoUpdateTime:false;not null;default:0"`
+}
+
+// Token is an API key (sk-…). Only the SHA-256 of the key is kept, plus a
+// short prefix and suffix to show it masked.
+type Token struct {
+	ID             int64  `gorm:"primaryKey;autoIncrement:false"`
+	UserID         int64  `gorm:"not null;index"`
+	Name           string `gorm:"size:64;not null"`
+	KeyHash        string `gorm:"size:64;uniqueIndex;not null"`
+	KeyPrefix      string `gorm:"size:16;not null"`
+	KeySuffix      string `gorm:"size:16;not null"`
+	Status         int    `gorm:"not null;default:1"`
+	CreatedTime    int64  `gorm:"not null;default:0"`
+	AccessedTime   int64  `gorm:"not null;default:0"`
+	ExpiredTime    int64  `gorm:"not null;default:-1"`
+	RemainQuota    int64  `gorm:"not null;default:0"`
+	UnlimitedQuota bool   `gorm:"not null;default:false"`
+	UsedQuota      int64  `gorm:"not null;default:0"`
+	Models         string `gorm:"type:text"`
+	Subnet         string `gorm:"size:1024;not null;default:''"`
+}
+
+// Channel is an upstream route. Key is the upstream credential: write-only
+// through the API.
+type Channel struct {
+	ID           int64  `gorm:"primaryKey;autoIncrement:false"`
+	Type         int    `gorm:"not null;default:1"`
+	Name         string `gorm:"size:128;not null"`
+	Key          string `gorm:"column:channel_key;type:text"`
+	BaseURL      string `gorm:"size:512;not null;default:''"`
+	Models       string `gorm:"type:text"`
+	Groups       string `gorm:"column:channel_groups;size:512;not null;default:'default'"`
+	Priority     int64  `gorm:"not null;default:0"`
+	Weight       int64  `gorm:"not null;default:1"`
+	ModelMapping string `gorm:"type:text"`
+	Status       int    `gorm:"not null;default:1"`
+	CreatedTime  int64  `gorm:"not null;default:0"`
+	TestTime     int64  `gorm:"not null;default:0"`
+	ResponseTime int64  `gorm:"not null;default:0"` // ms
+	UsedQuota    int64  `gorm:"not null;default:0"`
+	LastError    string `gorm:"type:text"`
+}
+
+// Ability says that a channel serves a model for a group. Abilities are
+// derived from channels and rebuilt in the channel's transaction.
+type Ability struct {
+	ID        int64  `gorm:"primaryKey;autoIncrement:false"`
+	Group     string `gorm:"column:ability_group;size:64;not null;uniqueIndex:idx_ability,priority:1"`
+	Model     string `gorm:"size:191;not null;uniqueIndex:idx_ability,priority:2"`
+	ChannelID int64  `gorm:"not null;index;uniqueIndex:idx_ability,priority:3"`
+	Enabled   bool   `gorm:"not null"`
+	Priority  int64  `gorm:"not null;default:0"`
+	Weight    int64  `gorm:"not null;default:1"`
+}
+
+// ModelPrice is the price of one model: CNY per million tokens or per request.
+type ModelPrice struct {
+	ID              int64   `gorm:"primaryKey;autoIncrement:false"`
+	ModelName       string  `gorm:"size:191;uniqueIndex;not null"`
+	InputPrice      float64 `gorm:"not null;default:0"`
+	OutputPrice     float64 `gorm:"not null;default:0"`
+	CachedPrice     float64 `gorm:"not null;default:0"`
+	PerRequestPrice float64 `gorm:"not null;default:0"`
+	BillingType     string  `gorm:"size:16;not null;default:'token'"`
+	Enabled         bool    `gorm:"not null"`
+	CreatedAt       int64   `gorm:"autoCreateTime:false;not null;default:0"`
+	UpdatedAt       int64   `gorm:"autoUpdateTime:false;not null;default:0"`
+}
+
+// GroupPrice is a discount multiplier for a group, for one model or (with an
+// empty ModelName) for all models of the group.
+type GroupPrice struct {
+	ID        int64   `gorm:"primaryKey;autoIncrement:false"`
+	GroupName string  `gorm:"size:64;not null;uniqueIndex:idx_group_model,priority:1"`
+	ModelName string  `gorm:"size:191;not null;default:'';uniqueIndex:idx_group_model,priority:2"`
+	Discount  float64 `gorm:"not null;default:1"`
+	CreatedAt int64   `gorm:"autoCreateTime:false;not null;default:0"`
+	UpdatedAt int64   `gorm:"autoUpdateTime:false;not null;default:0"`
+}
+
+// Redemption is a redemption code. Status: 1 unused, 2 disabled, 3 used.
+// The code is kept in clear: admins hand it out and search by it.
+type Redemption struct {
+	ID           int64  `gorm:"primaryKey;autoIncrement:false"`
+	CreatorID    int64  `gorm:"not null;default:0"`
+	Name         string `gorm:"size:64;not null"`
+	Code         string `gorm:"size:64;uniqueIndex;not null"`
+	Status       int    `gorm:"not null;default:1"`
+	Quota        int64  `gorm:"not null"`
+	CreatedTime  int64  `gorm:"not null;default:0"`
+	RedeemedTime int64  `gorm:"not null;default:0"`
+	UsedUserID   int64  `gorm:"not null;default:0"`
+}
+
+// Log is a usage or audit record. Type: 1 top-up, 2 consume, 3 admin, 4 system.
+type Log struct {
+	ID               int64  `gorm:"primaryKey;autoIncrement:false"`
+	UserID           int64  `gorm:"not null;index:idx_log_user_time,priority:1"`
+	CreatedAt        int64  `gorm:"autoCreateTime:false;not null;index;index:idx_log_user_time,priority:2"`
+	Type             int    `gorm:"not null;index"`
+	Content          string `gorm:"type:text"`
+	Username         string `gorm:"size:64;not null;default:'';index"`
+	TokenName        string `gorm:"size:64;not null;default:''"`
+	TokenID          int64  `gorm:"not null;default:0"`
+	ModelName        string `gorm:"size:191;not null;default:'';index"`
+	Group            string `gorm:"column:log_group;size:64;not null;default:''"`
+	Quota            int64  `gorm:"not null;default:0"`
+	PromptTokens     int64  `gorm:"not null;default:0"`
+	CompletionTokens int64  `gorm:"not null;default:0"`
+	CachedTokens     int64  `gorm:"not null;default:0"`
+	ChannelID        int64  `gorm:"not null;default:0"`
+	RequestID        string `gorm:"size:64;not null;default:''"`
+	ElapsedTime      int64  `gorm:"not null;default:0"`
+	IsStream         bool   `gorm:"not null;default:false"`
+	BillingSource    int    `gorm:"not null;default:0"`
+	PlanID           int64  `gorm:"not null;default:0"`
+	SessionKey       string `gorm:"size:128;not null;default:''"`
+}
+
+// Option is one runtime setting, kept as text.
+type Option struct {
+	Key       string `gorm:"column:option_key;primaryKey;size:128"`
+	Value     string `gorm:"type:text"`
+	UpdatedAt int64  `gorm:"autoUpdateTime:false;not null;default:0"`
+}
+
+// idSequence is the per-table counter behind row ids (ids.go).
+type idSequence struct {
+	Name string `gorm:"primaryKey;size:64"`
+	Next int64  `gorm:"column:next_value;not null"`
+}
+
+func (idSequence) TableName() string { return "id_sequences" }

@@ -1,0 +1,236 @@
+// Package store owns all SQL of modelgate: opening SQLite, PostgreSQL or
+// MySQL/MariaDB, the versioned migrations, row-id allocation, transactions and
+// one file of queries per entity. Every mutating method of a replicated table
+// runs inside Store.write, the single place where the cluster outbox will be
+// written in the same transaction as the change.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/ncruces/go-sqlite3"
+	"github.com/ncruces/go-sqlite3/gormlite"
+	"gorm.io/driver/mysql"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Dialect names the SQL engine behind a Store.
+type Dialect string
+
+// The supported dialects.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+	MySQL    Dialect = "mysql"
+)
+
+// Options says which database to open.
+type Options struct {
+	// DSN selects the engine: empty means SQLite at SQLitePath, a postgres://
+	// or postgresql:// URL means PostgreSQL, anything else is a MySQL DSN
+	// (user:pass@tcp(host:port)/db).
+	DSN        string
+	SQLitePath string
+	// NodeID is the cluster node number (0 on a single node); it is the
+	// residue of every row id this process allocates (DESIGN §6).
+	NodeID int
+	Logger *slog.Logger
+}
+
+// Store is the database handle. It is safe for concurrent use.
+type Store struct {
+	db      *gorm.DB
+	dialect Dialect
+	nodeID  int64
+	log     *slog.Logger
+	// writeGate serialises write transactions on SQLite, which allows one
+	// writer at a time: waiting here is cheaper and fairer than SQLite's
+	// busy-retry loop, and no writer ever sees "database is locked".
+	writeGate chan struct{}
+	// onChange, when set, is called inside the transaction of every change
+	// to a replicated table (the cluster outbox seam).
+	onChange func(tx *Tx, c Change) error
+}
+
+// Change describes one row change of a replicated table.
+type Change struct {
+	Table string
+	Op    string // INSERT, UPDATE or DELETE
+	ID    int64
+}
+
+// Open connects, applies pending migrations and returns the Store.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.NodeID < 0 || o.NodeID >= idStride {
+		return nil, fmt.Errorf("open store: node id %d outside 0..%d", o.NodeID, idStride-1)
+	}
+	s := &Store{nodeID: int64(o.NodeID), log: o.Logger}
+	var dialector gorm.Dialector
+	switch {
+	case o.DSN == "":
+		s.dialect = SQLite
+		if err := os.MkdirAll(filepath.Dir(o.SQLitePath), 0o700); err != nil {
+			return nil, fmt.Errorf("open store: create data dir: %w", err)
+		}
+		dialector = gormlite.Open(sqliteDSN(o.SQLitePath))
+		s.writeGate = make(chan struct{}, 1)
+	case strings.HasPrefix(o.DSN, "postgres://") || strings.HasPrefix(o.DSN, "postgresql://"):
+		s.dialect = Postgres
+		dialector = postgres.Open(o.DSN)
+	default:
+		s.dialect = MySQL
+		dialector = mysql.Open(mysqlDSN(o.DSN))
+	}
+	db, err := gorm.Open(dialector, &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
+	}
+	s.db = db
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
+	}
+	if s.dialect == SQLite {
+		sqlDB.SetMaxOpenConns(8)
+		sqlDB.SetMaxIdleConns(8)
+	} else {
+		sqlDB.SetMaxOpenConns(32)
+		sqlDB.SetMaxIdleConns(16)
+		sqlDB.SetConnMaxLifetime(30 * time.Minute)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// sqliteDSN puts the pragmas in the DSN so every pooled connection gets them
+// (deps.md §2): WAL for concurrent readers, immediate transactions so a
+// read-then-write transaction never fails on a lock upgrade.
+func sqliteDSN(path string) string {
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+}
+
+// mysqlDSN adds the parameters modelgate relies on when the operator left
+// them out: parsed times, utf8mb4 and a UTC session.
+func mysqlDSN(dsn string) string {
+	add := func(key, value string) {
+		if strings.Contains(dsn, key+"=") {
+			return
+		}
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + key + "=" + value
+	}
+	add("parseTime", "true")
+	add("charset", "utf8mb4")
+	add("loc", "UTC")
+	return dsn
+}
+
+// Dialect reports which engine the store runs on.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// SetChangeHook installs the function called inside the transaction of every
+// change to a replicated table. The cluster outbox uses it; tests use it to
+// check that every mutation is recorded. Call it before serving.
+func (s *Store) SetChangeHook(f func(tx *Tx, c Change) error) { s.onChange = f }
+
+// Close closes the database connections.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// Errors returned by store methods. Callers test them with errors.Is.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrDuplicate = errors.New("already exists")
+	// ErrConflict means a conditional update matched no row: the state the
+	// caller relied on (a balance, a status) was no longer true.
+	ErrConflict = errors.New("conflict")
+)
+
+// wrap names the operation and maps driver errors to the store's errors.
+func wrap(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return fmt.Errorf("%s: %w", op, ErrNotFound)
+	case isUniqueViolation(err):
+		return &DuplicateError{Op: op, Err: err}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// isUniqueViolation recognises each driver's unique-constraint error. GORM's
+// TranslateError would do this too, but it replaces the database's message,
+// which the spec wants shown.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	var myErr *mysqldriver.MySQLError
+	var liteErr *sqlite3.Error
+	switch {
+	case errors.As(err, &pgErr):
+		return pgErr.Code == "23505"
+	case errors.As(err, &myErr):
+		return myErr.Number == 1062
+	case errors.As(err, &liteErr):
+		return liteErr.ExtendedCode() == sqlite3.CONSTRAINT_UNIQUE || liteErr.ExtendedCode() == sqlite3.CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// DuplicateError is a unique-constraint violation. Error() carries the
+// database's own text, which the spec asks for on duplicate model prices.
+type DuplicateError struct {
+	Op  string
+	Err error
+}
+
+func (e *DuplicateError) Error() string { return e.Err.Error() }
+
+// Is makes errors.Is(err, ErrDuplicate) true.
+func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
+
+// Unwrap returns the driver error.
+func (e *DuplicateError) Unwrap() error { return e.Err }

@@ -1,0 +1,42 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm/clause"
+)
+
+// OptionValues returns every stored runtime setting by key.
+func (s *Store) OptionValues(ctx context.Context) (map[string]string, error) {
+	var opts []Option
+	if err := s.read(ctx).Find(&opts).Error; err != nil {
+		return nil, wrap("list options", err)
+	}
+	m := make(map[string]string, len(opts))
+	for _, o := range opts {
+		m[o.Key] = o.Value
+	}
+	return m, nil
+}
+
+// SetOptions upserts the given key/value pairs in one transaction.
+func (s *Store) SetOptions(ctx context.Context, values map[string]string) error {
+	now := time.Now().Unix()
+	return s.write(ctx, "set options", func(tx *Tx) error {
+		for k, v := range values {
+			err := tx.db.Clauses(clause.OnConflict{
+				Columns:   []clause.Column{{Name: "option_key"}},
+				DoUpdates: clause.AssignmentColumns([]string{"value", "updated_at"}),
+			}).Create(&Option{Key: k, Value: v, UpdatedAt: now}).Error
+			if err != nil {
+				return err
+			}
+			// Options are keyed by name; the cluster issue maps them to events.
+			if err := tx.changed("options", "UPDATE", 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,65 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Tx is a transaction. Store methods that take a *Tx compose inside one
+// transaction; InTx and write hand it out.
+type Tx struct {
+	db *gorm.DB
+	s  *Store
+}
+
+// InTx runs fn in one write transaction: it commits when fn returns nil and
+// rolls back otherwise.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	if s.writeGate != nil {
+		select {
+		case s.writeGate <- struct{}{}:
+			defer func() { <-s.writeGate }()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+		return fn(&Tx{db: db, s: s})
+	})
+}
+
+// write is InTx for the store's own mutating methods, naming the operation
+// in the error.
+func (s *Store) write(ctx context.Context, op string, fn func(tx *Tx) error) error {
+	if err := s.InTx(ctx, fn); err != nil {
+		return wrap(op, err)
+	}
+	return nil
+}
+
+// changed records a row change of a replicated table; every mutating method
+// calls it inside its transaction (the cluster outbox seam, DESIGN §6).
+func (tx *Tx) changed(table, op string, id int64) error {
+	if tx.s.onChange == nil {
+		return nil
+	}
+	if err := tx.s.onChange(tx, Change{Table: table, Op: op, ID: id}); err != nil {
+		return fmt.Errorf("record change of %s %d: %w", table, id, err)
+	}
+	return nil
+}
+
+// read returns a handle for reads outside a transaction.
+func (s *Store) read(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
+
+// forUpdate is a query that locks the rows it reads until the transaction
+// ends. SQLite needs no row lock: its write transactions are exclusive.
+func (tx *Tx) forUpdate() *gorm.DB {
+	if tx.s.dialect == SQLite {
+		return tx.db
+	}
+	return tx.db.Clauses(clause.Locking{Strength: "UPDATE"})
+}

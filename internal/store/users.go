@@ -1,0 +1,236 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/modelgate/modelgate/internal/user"
+)
+
+// Page selects a slice of a list: rows Offset..Offset+Limit.
+type Page struct {
+	Offset, Limit int
+}
+
+func (p Page) apply(db *gorm.DB) *gorm.DB {
+	if p.Limit <= 0 {
+		p.Limit = 10
+	}
+	return db.Offset(p.Offset).Limit(p.Limit)
+}
+
+// likePattern escapes LIKE wildcards in a user's keyword. Backslash is the
+// default escape character of MySQL and PostgreSQL and is declared for SQLite.
+func likePattern(keyword string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(keyword) + "%"
+}
+
+// CreateUser inserts u, allocating its id and timestamps. A taken username
+// gives an error wrapping ErrDuplicate.
+func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	return s.write(ctx, "create user", func(tx *Tx) error {
+		return tx.CreateUser(u)
+	})
+}
+
+// CreateUser is Store.CreateUser inside a transaction.
+func (tx *Tx) CreateUser(u *User) error {
+	id, err := tx.allocIDs("users", 1)
+	if err != nil {
+		return err
+	}
+	now := time.Now().Unix()
+	u.ID, u.CreatedAt, u.UpdatedAt = id, now, now
+	if u.SessionVersion == 0 {
+		u.SessionVersion = 1
+	}
+	if err := tx.db.Create(u).Error; err != nil {
+		return err
+	}
+	return tx.changed("users", "INSERT", u.ID)
+}
+
+// UserByID returns the user with id, deleted or not.
+func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
+	var u User
+	err := s.read(ctx).Where("id = ?", id).Take(&u).Error
+	return u, wrap("get user", err)
+}
+
+// UserByUsername returns the user with that username, deleted or not.
+func (s *Store) UserByUsername(ctx context.Context, username string) (User, error) {
+	var u User
+	err := s.read(ctx).Where("username = ?", username).Take(&u).Error
+	return u, wrap("get user by username", err)
+}
+
+// UserByAccessToken returns the user whose access token is token.
+func (s *Store) UserByAccessToken(ctx context.Context, token string) (User, error) {
+	var u User
+	err := s.read(ctx).Where("access_token = ?", token).Take(&u).Error
+	return u, wrap("get user by access token", err)
+}
+
+// RootExists reports whether any user has the root role.
+func (s *Store) RootExists(ctx context.Context) (bool, error) {
+	var n int64
+	err := s.read(ctx).Model(&User{}).Where("role = ?", user.RoleRoot).Count(&n).Error
+	return n > 0, wrap("count root users", err)
+}
+
+// ListUsers returns users newest first and the total count. A non-empty
+// keyword matches username, display name or email (also the id when it is a
+// number).
+func (s *Store) ListUsers(ctx context.Context, keyword string, p Page) ([]User, int64, error) {
+	q := s.read(ctx).Model(&User{})
+	if keyword != "" {
+		pat := likePattern(keyword)
+		q = q.Where("username LIKE ? ESCAPE '\\' OR display_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'", pat, pat, pat)
+	}
+	var total int64
+	if err := q.Count(&total).Error; err != nil {
+		return nil, 0, wrap("count users", err)
+	}
+	var users []User
+	err := p.apply(q.Order("id DESC")).Find(&users).Error
+	return users, total, wrap("list users", err)
+}
+
+// UserPatch lists the user fields an update may change; nil means unchanged.
+type UserPatch struct {
+	Username     *string
+	DisplayName  *string
+	PasswordHash *string
+	Email        *string
+	Role         *int
+	Status       *int
+	Quota        *int64
+	Group        *string
+}
+
+// UpdateUser applies p to user id. A password change also bumps the session
+// version, which ends the user's existing sessions. audit, when not nil, gets
+// the row as it was before the change (read under lock) and may return a log
+// to write in the same transaction: admin logs of quota changes.
+func (s *Store) UpdateUser(ctx context.Context, id int64, p UserPatch, audit func(before User) *Log) error {
+	set := map[string]any{"updated_at": time.Now().Unix()}
+	put := func(col string, v any, ok bool) {
+		if ok {
+			set[col] = v
+		}
+	}
+	put("username", deref(p.Username), p.Username != nil)
+	put("display_name", deref(p.DisplayName), p.DisplayName != nil)
+	if p.PasswordHash != nil {
+		set["password_hash"] = *p.PasswordHash
+		set["session_version"] = gorm.Expr("session_version + 1")
+	}
+	put("email", deref(p.Email), p.Email != nil)
+	put("role", deref(p.Role), p.Role != nil)
+	put("status", deref(p.Status), p.Status != nil)
+	put("quota", deref(p.Quota), p.Quota != nil)
+	put("user_group", deref(p.Group), p.Group != nil)
+	return s.write(ctx, "update user", func(tx *Tx) error {
+		var before User
+		if err := tx.forUpdate().Where("id = ?", id).Take(&before).Error; err != nil {
+			return err
+		}
+		if err := tx.db.Model(&User{}).Where("id = ?", id).Updates(set).Error; err != nil {
+			return err
+		}
+		if audit != nil {
+			if log := audit(before); log != nil {
+				if err := tx.InsertLogs([]Log{*log}); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.changed("users", "UPDATE", id)
+	})
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// SetAccessToken replaces the user's access token.
+func (s *Store) SetAccessToken(ctx context.Context, id int64, token string) error {
+	return s.write(ctx, "set access token", func(tx *Tx) error {
+		res := tx.db.Model(&User{}).Where("id = ?", id).Updates(map[string]any{"access_token": token, "updated_at": time.Now().Unix()})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		return tx.changed("users", "UPDATE", id)
+	})
+}
+
+// EndSessions bumps the user's session version so every cookie issued before
+// stops working.
+func (s *Store) EndSessions(ctx context.Context, id int64) error {
+	return s.write(ctx, "end sessions", func(tx *Tx) error {
+		err := tx.db.Model(&User{}).Where("id = ?", id).Update("session_version", gorm.Expr("session_version + 1")).Error
+		if err != nil {
+			return err
+		}
+		return tx.changed("users", "UPDATE", id)
+	})
+}
+
+// AddUserQuota changes user id's balance by delta in one statement and
+// writes log in the same transaction. A deduction larger than the balance
+// changes nothing and returns ErrConflict; an unknown user ErrNotFound.
+func (s *Store) AddUserQuota(ctx context.Context, id, delta int64, log *Log) error {
+	return s.write(ctx, "add user quota", func(tx *Tx) error {
+		if err := tx.AddUserQuota(id, delta); err != nil {
+			return err
+		}
+		if log != nil {
+			if err := tx.InsertLogs([]Log{*log}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// AddUserQuota is Store.AddUserQuota without the log, inside a transaction.
+func (tx *Tx) AddUserQuota(id, delta int64) error {
+	res := tx.db.Exec("UPDATE users SET quota = quota + ?, updated_at = ? WHERE id = ? AND quota + ? >= 0",
+		delta, time.Now().Unix(), id, delta)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		var n int64
+		if err := tx.db.Model(&User{}).Where("id = ?", id).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("user %d: %w", id, ErrNotFound)
+		}
+		return fmt.Errorf("user %d balance below %d: %w", id, -delta, ErrConflict)
+	}
+	// Balances replicate as deltas (DESIGN §6); the cluster issue gives this
+	// change its own event kind.
+	return tx.changed("users", "UPDATE", id)
+}
+
+// RootUser returns the oldest user with the root role: the account that
+// ROOT_ACCESS_TOKEN acts as.
+func (s *Store) RootUser(ctx context.Context) (User, error) {
+	var u User
+	err := s.read(ctx).Where("role = ?", user.RoleRoot).Order("id").Take(&u).Error
+	return u, wrap("get root user", err)
+}
