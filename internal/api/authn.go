@@ -15,10 +15,10 @@ import (
 
 // Authentication failures, exactly as the spec's table.
 const (
-	MsgNotLoggedIn    = "无权进行此操作,未登录且未提供 access token"
-	MsgTokenInvalid   = "无权进行此操作,access token 无效"
-	MsgNoPermission   = "无权进行此操作,权限不足"
-	MsgUserBanned     = "用户已被封禁"
+	MsgNotLoggedIn  = "无权进行此操作,未登录且未提供 access token"
+	MsgTokenInvalid = "无权进行此操作,access token 无效"
+	MsgNoPermission = "无权进行此操作,权限不足"
+	MsgUserBanned   = "用户已被封禁"
 )
 
 type callerKey struct{}
