@@ -23,11 +23,18 @@ func (p Page) apply(db *gorm.DB) *gorm.DB {
 	return db.Offset(p.Offset).Limit(p.Limit)
 }
 
-// likePattern escapes LIKE wildcards in a user's keyword. Backslash is the
-// default escape character of MySQL and PostgreSQL and is declared for SQLite.
-func likePattern(keyword string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + r.Replace(keyword) + "%"
+// whereLike matches keyword as a substring of any of cols. Wildcards in the
+// keyword are escaped with '!', which (unlike backslash) means the same in
+// SQLite, PostgreSQL and MySQL string literals.
+func whereLike(db *gorm.DB, keyword string, cols ...string) *gorm.DB {
+	pat := "%" + strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(keyword) + "%"
+	conds := make([]string, len(cols))
+	args := make([]any, len(cols))
+	for i, c := range cols {
+		conds[i] = c + " LIKE ? ESCAPE '!'"
+		args[i] = pat
+	}
+	return db.Where(strings.Join(conds, " OR "), args...)
 }
 
 // CreateUser inserts u, allocating its id and timestamps. A taken username
@@ -89,8 +96,7 @@ func (s *Store) RootExists(ctx context.Context) (bool, error) {
 func (s *Store) ListUsers(ctx context.Context, keyword string, p Page) ([]User, int64, error) {
 	q := s.read(ctx).Model(&User{})
 	if keyword != "" {
-		pat := likePattern(keyword)
-		q = q.Where("username LIKE ? ESCAPE '\\' OR display_name LIKE ? ESCAPE '\\' OR email LIKE ? ESCAPE '\\'", pat, pat, pat)
+		q = whereLike(q, keyword, "username", "display_name", "email")
 	}
 	var total int64
 	if err := q.Count(&total).Error; err != nil {
