@@ -1,6 +1,10 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+
+	"gorm.io/gorm/clause"
+)
 
 // idStride is the cluster's id modulus: a row created on node k gets an id
 // with id % idStride == k, so ids from different nodes never collide
@@ -22,9 +26,13 @@ func (tx *Tx) allocIDs(table string, n int) (int64, error) {
 		return 0, fmt.Errorf("allocate ids for %s: %w", table, res.Error)
 	}
 	if res.RowsAffected == 0 {
-		// First id of this table. A concurrent first insert on another node
-		// makes this fail with a unique violation and its transaction retry.
-		if err := tx.db.Create(&idSequence{Name: table, Next: int64(n)}).Error; err != nil {
+		// A table without a counter row yet: migrations create the rows of
+		// the tables they add, so this is only a fallback.
+		err := tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&idSequence{Name: table, Next: 0}).Error
+		if err == nil {
+			err = tx.db.Exec("UPDATE id_sequences SET next_value = next_value + ? WHERE name = ?", n, table).Error
+		}
+		if err != nil {
 			return 0, fmt.Errorf("allocate ids for %s: %w", table, err)
 		}
 	}

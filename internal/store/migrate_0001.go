@@ -6,7 +6,7 @@ import "gorm.io/gorm"
 // copies of the stored types as they were when this migration landed: a later
 // change to models.go needs a new migration, never an edit here.
 func migration0001(db *gorm.DB) error {
-	return db.AutoMigrate(
+	err := db.AutoMigrate(
 		&v1User{},
 		&v1Token{},
 		&v1Channel{},
@@ -18,6 +18,18 @@ func migration0001(db *gorm.DB) error {
 		&v1Option{},
 		&v1IdSequence{},
 	)
+	if err != nil {
+		return err
+	}
+	// One counter row per table up front, so concurrent first inserts only
+	// ever update an existing row (MySQL deadlocks on racing inserts).
+	for _, table := range []string{"users", "tokens", "channels", "abilities", "model_prices",
+		"group_prices", "redemptions", "logs"} {
+		if err := db.Create(&v1IdSequence{Name: table, Next: 0}).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type v1User struct {

@@ -2,7 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -16,7 +21,9 @@ type Tx struct {
 }
 
 // InTx runs fn in one write transaction: it commits when fn returns nil and
-// rolls back otherwise.
+// rolls back otherwise. A transaction the database aborted as a deadlock
+// victim or serialization failure is run again (fn must not have effects
+// outside the transaction), up to maxTxAttempts times.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if s.writeGate != nil {
 		select {
@@ -26,9 +33,32 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 			return ctx.Err()
 		}
 	}
-	return s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
-		return fn(&Tx{db: db, s: s})
-	})
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+			return fn(&Tx{db: db, s: s})
+		})
+		if err == nil || attempt == maxTxAttempts || !isRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
+	}
+}
+
+const maxTxAttempts = 5
+
+// isRetryable recognises a transaction the database rolled back to break a
+// deadlock or a serialization conflict.
+func isRetryable(err error) bool {
+	var pgErr *pgconn.PgError
+	var myErr *mysqldriver.MySQLError
+	switch {
+	case errors.As(err, &pgErr):
+		return pgErr.Code == "40001" || pgErr.Code == "40P01"
+	case errors.As(err, &myErr):
+		return myErr.Number == 1213 || myErr.Number == 1205
+	}
+	return false
 }
 
 // write is InTx for the store's own mutating methods, naming the operation
