@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's logger and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// A fresh start creates root with a printed random password, listens within
+// two seconds, accepts that password, and stops cleanly on cancel.
+func TestFirstStartPrintsAWorkingRootPassword(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"DATA_DIR": dir, "PORT": "0"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &logs) }()
+
+	addrRe := regexp.MustCompile(`msg="modelgate listening" addr=\S*:(\d+)`)
+	var port string
+	for deadline := time.Now().Add(10 * time.Second); port == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if m := addrRe.FindStringSubmatch(logs.String()); m != nil {
+			port = m[1]
+		}
+	}
+	if port == "" {
+		t.Fatalf("not listening; log:\n%s", logs.String())
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("start took %v, want under 2s", took)
+	}
+	m := regexp.MustCompile(`username=root password=(\S+)`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no root password printed; log:\n%s", logs.String())
+	}
+	body := `{"username":"root","password":"` + m[1] + `"}`
+	resp, err := http.Post("http://127.0.0.1:"+port+"/api/user/login", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	out.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(out.String(), `"success":true`) {
+		t.Fatalf("login with the printed password: %s", out.String())
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no clean stop after cancel")
+	}
+}

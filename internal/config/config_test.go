@@ -1,0 +1,77 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(nil, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 3000 || c.DataDir != "./data" || c.SQLitePath != "data/modelgate.db" || c.SQLDSN != "" {
+		t.Fatalf("defaults = %+v", c)
+	}
+	if !c.SessionSecretGenerated || len(c.SessionSecret) < 32 {
+		t.Fatal("no random session secret when SESSION_SECRET is unset")
+	}
+	if c.Cluster.Enabled || c.Cluster.PingInterval != 10*time.Second || c.Cluster.BatchSize != 50 || c.Cluster.MaxPingFailures != 3 {
+		t.Fatalf("cluster defaults = %+v", c.Cluster)
+	}
+}
+
+func TestFlagsWinOverEnvironment(t *testing.T) {
+	c, err := Load([]string{"--port", "4100"}, env(map[string]string{"PORT": "4000", "DATA_DIR": "/srv/mg"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 4100 || c.SQLitePath != "/srv/mg/modelgate.db" {
+		t.Fatalf("port %d, sqlite %s", c.Port, c.SQLitePath)
+	}
+}
+
+func TestClusterMode(t *testing.T) {
+	c, err := Load(nil, env(map[string]string{
+		"CLUSTER_NODE_ID": "7", "CLUSTER_NODE_ADDRESS": "https://n7.example.com", "CLUSTER_SECRET": "s3cret",
+		"CLUSTER_PING_INTERVAL": "3s",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Cluster.Enabled || c.Cluster.NodeName != "node-7" || c.Cluster.PingInterval != 3*time.Second {
+		t.Fatalf("cluster = %+v", c.Cluster)
+	}
+}
+
+// Every problem is reported at once, each naming its variable.
+func TestInvalidValuesAreAllReported(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{"PORT": "abc"}, []string{"PORT"}},
+		{map[string]string{"PORT": "70000", "LOG_LEVEL": "loud"}, []string{"PORT", "LOG_LEVEL"}},
+		{map[string]string{"SESSION_SECRET": "short"}, []string{"SESSION_SECRET"}},
+		{map[string]string{"INITIAL_ROOT_PASSWORD": "1234"}, []string{"INITIAL_ROOT_PASSWORD"}},
+		{map[string]string{"REDIS_CONN_STRING": "localhost:6379"}, []string{"REDIS_CONN_STRING"}},
+		{map[string]string{"CLUSTER_NODE_ID": "50"}, []string{"CLUSTER_NODE_ID", "CLUSTER_NODE_ADDRESS", "CLUSTER_SECRET"}},
+		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "n3:3000", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ADDRESS"}},
+		{map[string]string{"CLUSTER_PUSH_INTERVAL": "soon", "CLUSTER_BATCH_SIZE": "0"}, []string{"CLUSTER_PUSH_INTERVAL", "CLUSTER_BATCH_SIZE"}},
+	}
+	for _, tt := range tests {
+		_, err := Load(nil, env(tt.env))
+		if err == nil {
+			t.Errorf("%v: accepted", tt.env)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q does not name %s", tt.env, err, w)
+			}
+		}
+	}
+}
