@@ -20,7 +20,7 @@ type Deps struct {
 	Store    *store.Store
 	Options  *option.Registry
 	Sessions *auth.Sessions
-	Throttle *auth.LoginThrottle
+	Throttle auth.Throttle
 	// Logs batches log rows off the request path (system logs; the relay's
 	// consume logs). Credits write their log in their own transaction.
 	Logs *logwriter.Writer[store.Log]

@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/auth"
 	"github.com/modelgate/modelgate/internal/config"
@@ -33,6 +35,7 @@ type App struct {
 	Store   *store.Store
 	Options *option.Registry
 	logs    *logwriter.Writer[store.Log]
+	redis   *redis.Client // nil without REDIS_CONN_STRING
 	handler http.Handler
 
 	stopBackground context.CancelFunc
@@ -59,12 +62,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a.logs = logwriter.New[store.Log](st, logwriter.Config{Logger: log})
+	throttle, err := a.loginThrottle(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 
 	apiServer := api.New(api.Deps{
 		Store:           st,
 		Options:         a.Options,
 		Sessions:        auth.NewSessions(cfg.SessionSecret, 0),
-		Throttle:        auth.NewLoginThrottle(nil),
+		Throttle:        throttle,
 		Logs:            a.logs,
 		Log:             log,
 		RootAccessToken: cfg.RootAccessToken,
@@ -80,6 +88,25 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// Nodes sharing one database see each other's option changes.
 	go a.Options.Watch(bg, 10*time.Second)
 	return a, nil
+}
+
+// loginThrottle counts failed logins in Redis when REDIS_CONN_STRING is set,
+// so every node sees them, and in memory otherwise.
+func (a *App) loginThrottle(ctx context.Context) (auth.Throttle, error) {
+	if a.cfg.RedisConnString == "" {
+		return auth.NewLoginThrottle(nil), nil
+	}
+	opts, err := redis.ParseURL(a.cfg.RedisConnString)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_CONN_STRING: %w", err)
+	}
+	// Fail fast: the throttle falls back to per-node limits when Redis is away.
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.MaxRetries = time.Second, time.Second, time.Second, 1
+	a.redis = redis.NewClient(opts)
+	if err := a.redis.Ping(ctx).Err(); err != nil {
+		a.log.Warn("redis does not answer; login throttling stays per node until it does", "err", err)
+	}
+	return auth.NewSharedLoginThrottle(a.redis, a.cfg.RedisKeyPrefix+"login:", a.log), nil
 }
 
 // Handler is the whole HTTP surface.
@@ -152,5 +179,9 @@ func (a *App) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	flushErr := a.logs.Close(ctx)
-	return errors.Join(flushErr, a.Store.Close())
+	var redisErr error
+	if a.redis != nil {
+		redisErr = a.redis.Close()
+	}
+	return errors.Join(flushErr, redisErr, a.Store.Close())
 }

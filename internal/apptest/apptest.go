@@ -6,6 +6,7 @@ package apptest
 
 import (
 	"bytes"
+	"crypto/rand"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,9 +41,10 @@ type Env struct {
 	Config config.Config
 }
 
-// New starts a gateway for t and stops it when t ends. env overrides
-// environment variables of the run contract (for example REGISTER options
-// are runtime settings, but INITIAL_ROOT_PASSWORD is read here).
+// New starts a gateway for t and stops it when t ends. env is pairs of run
+// contract variables that override the test defaults. With
+// MODELGATE_TEST_REDIS set, the gateway uses that Redis under a key prefix of
+// its own.
 func New(t testing.TB, env ...string) *Env {
 	t.Helper()
 	vars := map[string]string{
@@ -51,6 +53,10 @@ func New(t testing.TB, env ...string) *Env {
 		"ROOT_ACCESS_TOKEN":     RootAccessToken,
 		"SESSION_SECRET":        SessionSecret,
 		"SQL_DSN":               storetest.Selected(t).FreshDSN(t),
+	}
+	if url := os.Getenv("MODELGATE_TEST_REDIS"); url != "" {
+		vars["REDIS_CONN_STRING"] = url
+		vars["REDIS_KEY_PREFIX"] = "mgtest:" + rand.Text() + ":"
 	}
 	for i := 0; i+1 < len(env); i += 2 {
 		vars[env[i]] = env[i+1]

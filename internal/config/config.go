@@ -24,6 +24,9 @@ type Config struct {
 	SQLDSN          string // empty: SQLite at SQLitePath
 	SQLitePath      string
 	RedisConnString string
+	// RedisKeyPrefix starts every key modelgate writes to Redis, so several
+	// deployments can share one server.
+	RedisKeyPrefix string
 
 	SessionSecret string
 	// SessionSecretGenerated is true when SESSION_SECRET was unset and a random
@@ -87,6 +90,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		SQLDSN:              strings.TrimSpace(getenv("SQL_DSN")),
 		SQLitePath:          strings.TrimSpace(getenv("SQLITE_PATH")),
 		RedisConnString:     strings.TrimSpace(getenv("REDIS_CONN_STRING")),
+		RedisKeyPrefix:      orDefault(getenv("REDIS_KEY_PREFIX"), "modelgate:"),
 		SessionSecret:       getenv("SESSION_SECRET"),
 		InitialRootPassword: getenv("INITIAL_ROOT_PASSWORD"),
 		RootAccessToken:     strings.TrimSpace(getenv("ROOT_ACCESS_TOKEN")),
