@@ -6,8 +6,8 @@ package apptest
 
 import (
 	"bytes"
-	"crypto/rand"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
