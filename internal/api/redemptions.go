@@ -1,24 +1,243 @@
 package api
 
-import "net/http"
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
 
-// Placeholder handlers: the resource's work is in progress.
+	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/redemption"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Messages of the redemption endpoints.
+const (
+	MsgRedemptionNotFound   = "兑换码不存在"
+	MsgRedemptionUsedStatus = "该兑换码已被使用,不能修改状态"
+	MsgRedemptionUsedQuota  = "该兑换码已被使用,不能修改额度"
+	MsgRedeemKeyEmpty       = "兑换码不能为空"
+	MsgRedeemKeyInvalid     = "无效的兑换码"
+	MsgRedeemKeyDisabled    = "该兑换码已被禁用"
+	MsgRedeemKeyUsed        = "该兑换码已被使用"
+)
+
+// redemptionView is a code as admins see it. The key is shown in clear:
+// admins hand codes out.
+type redemptionView struct {
+	ID           int64  `json:"id"`
+	Name         string `json:"name"`
+	Key          string `json:"key"`
+	Status       int    `json:"status"`
+	Quota        int64  `json:"quota"`
+	CreatedTime  int64  `json:"created_time"`
+	RedeemedTime int64  `json:"redeemed_time"`
+	UsedUserID   int64  `json:"used_user_id"`
+	CreatorID    int64  `json:"creator_id"`
+}
+
+func viewRedemption(r *store.Redemption) redemptionView {
+	return redemptionView{
+		ID: r.ID, Name: r.Name, Key: r.Code, Status: r.Status, Quota: r.Quota,
+		CreatedTime: r.CreatedTime, RedeemedTime: r.RedeemedTime, UsedUserID: r.UsedUserID, CreatorID: r.CreatorID,
+	}
+}
+
 func (s *Server) listRedemptions(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	return s.writeRedemptions(w, r, "")
 }
+
 func (s *Server) searchRedemptions(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	return s.writeRedemptions(w, r, strings.TrimSpace(r.URL.Query().Get("keyword")))
 }
+
+func (s *Server) writeRedemptions(w http.ResponseWriter, r *http.Request, keyword string) error {
+	pg, err := page(r)
+	if err != nil {
+		return err
+	}
+	rows, total, err := s.Store.ListRedemptions(r.Context(), keyword, pg)
+	if err != nil {
+		return err
+	}
+	views := make([]redemptionView, len(rows))
+	for i := range rows {
+		views[i] = viewRedemption(&rows[i])
+	}
+	return httpx.OKList(w, views, total)
+}
+
 func (s *Server) getRedemption(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return err
+	}
+	row, err := s.Store.RedemptionByID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgRedemptionNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return httpx.OK(w, viewRedemption(&row))
 }
+
+type createRedemptionsRequest struct {
+	Name  string `json:"name"`
+	Quota int64  `json:"quota"`
+	Count *int   `json:"count"` // nil: one code
+}
+
+// createRedemptions creates count codes in one transaction and returns
+// their keys, the only time an admin needs to copy them in bulk.
 func (s *Server) createRedemptions(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	var req createRedemptionsRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	req.Name = strings.TrimSpace(req.Name)
+	count := redemption.DefaultCount
+	if req.Count != nil {
+		count = *req.Count
+	}
+	msg := firstProblem(redemption.ValidateName(req.Name), redemption.ValidateQuota(req.Quota), redemption.ValidateCount(count))
+	if msg != "" {
+		return httpx.Fail(msg)
+	}
+	rows := make([]store.Redemption, count)
+	keys := make([]string, count)
+	for i := range rows {
+		keys[i] = redemption.NewKey()
+		rows[i] = store.Redemption{
+			Name: req.Name, Code: keys[i], Quota: req.Quota,
+			Status: redemption.StatusUnused, CreatorID: caller(r).ID,
+		}
+	}
+	if err := s.Store.CreateRedemptions(r.Context(), rows); err != nil {
+		return err
+	}
+	return httpx.OK(w, keys)
 }
+
+type updateRedemptionRequest struct {
+	ID     int64   `json:"id"`
+	Name   *string `json:"name"`
+	Quota  *int64  `json:"quota"`
+	Status *int    `json:"status"`
+}
+
+// updateRedemption changes the name and quota of a code or, with
+// ?status_only=1, only its status (enable or disable). A used code keeps
+// its status and quota.
 func (s *Server) updateRedemption(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	statusOnly, err := httpx.QueryInt(r, "status_only", 0)
+	if err != nil {
+		return err
+	}
+	var req updateRedemptionRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.ID == 0 {
+		return httpx.Fail(MsgIDRequired)
+	}
+	patch, err := redemptionPatch(&req, statusOnly != 0)
+	if err != nil {
+		return err
+	}
+	row, err := s.Store.UpdateRedemption(r.Context(), req.ID, patch)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return httpx.Fail(MsgRedemptionNotFound)
+	case errors.Is(err, store.ErrConflict) && patch.Status != nil:
+		return httpx.Fail(MsgRedemptionUsedStatus)
+	case errors.Is(err, store.ErrConflict):
+		return httpx.Fail(MsgRedemptionUsedQuota)
+	case err != nil:
+		return err
+	}
+	return httpx.OK(w, viewRedemption(&row))
 }
+
+// redemptionPatch validates an update. status_only takes only the status
+// (required); otherwise only name and quota are read and a status in the
+// body is ignored.
+func redemptionPatch(req *updateRedemptionRequest, statusOnly bool) (store.RedemptionPatch, error) {
+	if statusOnly {
+		if req.Status == nil {
+			return store.RedemptionPatch{}, httpx.Fail(redemption.MsgStatusInvalid)
+		}
+		if msg := redemption.ValidateSettableStatus(*req.Status); msg != "" {
+			return store.RedemptionPatch{}, httpx.Fail(msg)
+		}
+		return store.RedemptionPatch{Status: req.Status}, nil
+	}
+	p := store.RedemptionPatch{Quota: req.Quota}
+	var problems []string
+	if req.Name != nil {
+		name := strings.TrimSpace(*req.Name)
+		p.Name = &name
+		problems = append(problems, redemption.ValidateName(name))
+	}
+	if req.Quota != nil {
+		problems = append(problems, redemption.ValidateQuota(*req.Quota))
+	}
+	if msg := firstProblem(problems...); msg != "" {
+		return p, httpx.Fail(msg)
+	}
+	return p, nil
+}
+
+// deleteRedemption removes a code for good, even a used one: its top-up log
+// keeps the history.
 func (s *Server) deleteRedemption(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return err
+	}
+	err = s.Store.DeleteRedemption(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgRedemptionNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return httpx.OKMessage(w, "")
 }
-func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) error { return errNotImplemented }
+
+type redeemRequest struct {
+	Key string `json:"key"`
+}
+
+// redeemCode credits a code to the caller's balance; data is the credited
+// quota. The store makes it one transaction, so a code credits once however
+// many requests race for it.
+func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) error {
+	var req redeemRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	key := redemption.NormalizeKey(req.Key)
+	if key == "" {
+		return httpx.Fail(MsgRedeemKeyEmpty)
+	}
+	me := caller(r)
+	logFor := func(code store.Redemption) store.Log {
+		return store.Log{
+			UserID: me.ID, Username: me.Username, Group: me.Group, Type: store.LogTopup, Quota: code.Quota,
+			Content: fmt.Sprintf("通过兑换码充值 %d 额度,兑换码 ID %d", code.Quota, code.ID),
+		}
+	}
+	code, err := s.Store.Redeem(r.Context(), key, me.ID, logFor)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return httpx.Fail(MsgRedeemKeyInvalid)
+	case errors.Is(err, store.ErrConflict) && code.Status == redemption.StatusDisabled:
+		return httpx.Fail(MsgRedeemKeyDisabled)
+	case errors.Is(err, store.ErrConflict):
+		return httpx.Fail(MsgRedeemKeyUsed)
+	case err != nil:
+		return err
+	}
+	return httpx.OK(w, code.Quota)
+}
