@@ -258,12 +258,18 @@ func TestAdminTopupConcurrent(t *testing.T) {
 	root := e.Root()
 	_, id := e.NewUser("henry", 1)
 	var wg sync.WaitGroup
-	for range 100 {
+	results := make([]*apptest.Response, 100)
+	for i := range results {
 		wg.Go(func() {
-			root.OK("POST", "/api/topup", map[string]any{"user_id": id, "quota": 7, "remark": "batch"})
+			results[i] = root.Do("POST", "/api/topup", map[string]any{"user_id": id, "quota": 7, "remark": "batch"})
 		})
 	}
 	wg.Wait()
+	for _, r := range results {
+		if !r.Success {
+			t.Fatalf("top-up failed: %s", r.Raw)
+		}
+	}
 	var u apptest.UserInfo
 	root.OK("GET", apptest.Path("/api/user/%d", id), nil).Decode(t, &u)
 	if u.Quota != 700 {

@@ -91,8 +91,7 @@ func (s *Store) RootExists(ctx context.Context) (bool, error) {
 }
 
 // ListUsers returns users newest first and the total count. A non-empty
-// keyword matches username, display name or email (also the id when it is a
-// number).
+// keyword matches a substring of username, display name or email.
 func (s *Store) ListUsers(ctx context.Context, keyword string, p Page) ([]User, int64, error) {
 	q := s.read(ctx).Model(&User{})
 	if keyword != "" {
