@@ -1,0 +1,234 @@
+// Package channel holds the rules of upstream channels: the supported
+// provider types and their default base URLs, statuses, and how the admin's
+// text fields (model list, group list, base URL, model mapping) are cleaned
+// and validated before they are stored.
+package channel
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/user"
+)
+
+// Provider types. The numbers are the ones clients of the field's common
+// layout already send (one-api), so an admin UI can keep its type picker.
+const (
+	TypeOpenAI    = 1  // OpenAI-compatible chat completions API
+	TypeAnthropic = 14 // Anthropic messages API
+	TypeGemini    = 24 // Google Gemini API
+)
+
+// Statuses. Only an enabled channel serves requests; 3 is set by the relay
+// when an upstream keeps failing, so the admin can tell the two apart.
+const (
+	StatusEnabled      = 1
+	StatusDisabled     = 2 // by an admin
+	StatusAutoDisabled = 3 // by the system
+)
+
+// DefaultGroup is the group of a channel created without one.
+const DefaultGroup = user.DefaultGroup
+
+// DefaultWeight is the weight of a channel created without one.
+const DefaultWeight = 1
+
+// Column limits of the stored channel and its abilities.
+const (
+	maxNameLen    = 128
+	maxModelLen   = 191 // abilities.model
+	maxGroupsLen  = 512 // channels.channel_groups
+	maxBaseURLLen = 512
+)
+
+// Validation messages.
+const (
+	MsgTypeInvalid         = "不支持的渠道类型,可选 1 (OpenAI 兼容)、14 (Anthropic)、24 (Gemini)"
+	MsgNameLength          = "渠道名称长度必须在 1 到 128 个字符之间"
+	MsgBaseURLInvalid      = "Base URL 必须是 http 或 https 地址,且不能带查询参数"
+	MsgModelsEmpty         = "模型列表不能为空"
+	MsgModelNameTooLong    = "模型名称不能超过 191 个字符"
+	MsgGroupsTooLong       = "分组列表不能超过 512 个字符"
+	MsgModelMappingInvalid = "模型映射必须是 JSON 对象,键和值都是非空字符串"
+	MsgWeightNegative      = "权重不能为负数"
+	MsgStatusInvalid       = "无效的渠道状态,可选 1 (启用)、2 (手动禁用)、3 (自动禁用)"
+)
+
+var defaultBaseURLs = map[int]string{
+	TypeOpenAI:    "https://api.openai.com",
+	TypeAnthropic: "https://api.anthropic.com",
+	TypeGemini:    "https://generativelanguage.googleapis.com",
+}
+
+// ValidType reports whether t is a supported provider type.
+func ValidType(t int) bool {
+	_, ok := defaultBaseURLs[t]
+	return ok
+}
+
+// ValidStatus reports whether s is a channel status.
+func ValidStatus(s int) bool {
+	return s == StatusEnabled || s == StatusDisabled || s == StatusAutoDisabled
+}
+
+// Fields are the admin-editable settings of a channel, as stored: lists are
+// comma-joined text.
+type Fields struct {
+	Type         int
+	Name         string
+	BaseURL      string
+	Models       string
+	Groups       string
+	Priority     int64
+	Weight       int64
+	ModelMapping string
+	Status       int
+}
+
+// Normalize cleans f in place (trims, applies defaults, dedupes the lists)
+// and returns the first problem, or "" when f is valid.
+func (f *Fields) Normalize() string {
+	if !ValidType(f.Type) {
+		return MsgTypeInvalid
+	}
+	f.Name = strings.TrimSpace(f.Name)
+	if n := utf8.RuneCountInString(f.Name); n < 1 || n > maxNameLen {
+		return MsgNameLength
+	}
+	var msg string
+	if f.BaseURL, msg = NormalizeBaseURL(f.Type, f.BaseURL); msg != "" {
+		return msg
+	}
+	if f.Models, msg = NormalizeModels(f.Models); msg != "" {
+		return msg
+	}
+	if f.Groups, msg = NormalizeGroups(f.Groups); msg != "" {
+		return msg
+	}
+	if f.ModelMapping, msg = NormalizeModelMapping(f.ModelMapping); msg != "" {
+		return msg
+	}
+	if f.Weight < 0 {
+		return MsgWeightNegative
+	}
+	if !ValidStatus(f.Status) {
+		return MsgStatusInvalid
+	}
+	return ""
+}
+
+// Split parses a comma-separated list: items are trimmed, empty items and
+// repeats dropped, first occurrence order kept. Repeats are found ignoring
+// case because MySQL's default collation does: "GPT-4o" and "gpt-4o" would
+// collide in the abilities' unique index there and nowhere else.
+func Split(list string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		key := strings.ToLower(item)
+		if item == "" || seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, item)
+	}
+	return out
+}
+
+// NormalizeModels cleans a comma-separated model list; at least one model is
+// required.
+func NormalizeModels(list string) (string, string) {
+	models := Split(list)
+	if len(models) == 0 {
+		return "", MsgModelsEmpty
+	}
+	for _, m := range models {
+		if utf8.RuneCountInString(m) > maxModelLen {
+			return "", MsgModelNameTooLong
+		}
+	}
+	return strings.Join(models, ","), ""
+}
+
+// NormalizeGroups cleans a comma-separated group list; an empty list means
+// the default group. Group names follow the rule of users' groups, since a
+// user reaches a channel through a group name they share.
+func NormalizeGroups(list string) (string, string) {
+	groups := Split(list)
+	if len(groups) == 0 {
+		groups = []string{DefaultGroup}
+	}
+	for _, g := range groups {
+		if msg := user.ValidateGroup(g); msg != "" {
+			return "", msg
+		}
+	}
+	joined := strings.Join(groups, ",")
+	if len(joined) > maxGroupsLen {
+		return "", MsgGroupsTooLong
+	}
+	return joined, ""
+}
+
+// NormalizeBaseURL trims raw, defaults it per provider type when empty and
+// strips trailing slashes (request paths are appended to it). It must be an
+// absolute http or https URL without query or fragment.
+func NormalizeBaseURL(typ int, raw string) (string, string) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		raw = defaultBaseURLs[typ]
+	}
+	raw = strings.TrimRight(raw, "/")
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil, u.Scheme != "http" && u.Scheme != "https", u.Host == "",
+		u.RawQuery != "", u.ForceQuery, u.Fragment != "", len(raw) > maxBaseURLLen:
+		return "", MsgBaseURLInvalid
+	}
+	return raw, ""
+}
+
+// NormalizeModelMapping checks that text is empty or a JSON object mapping
+// non-empty model names to non-empty model names, and returns it trimmed.
+func NormalizeModelMapping(text string) (string, string) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", ""
+	}
+	if _, err := ParseModelMapping(text); err != nil {
+		return "", MsgModelMappingInvalid
+	}
+	return text, ""
+}
+
+// errBadMapping is ParseModelMapping's answer to anything but an object of
+// non-empty strings.
+type errBadMapping struct{}
+
+func (errBadMapping) Error() string { return "model mapping is not an object of non-empty strings" }
+
+// ParseModelMapping decodes stored model-mapping text; empty text is an
+// empty mapping. The relay uses it to rewrite the requested model name.
+func ParseModelMapping(text string) (map[string]string, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return map[string]string{}, nil
+	}
+	// Unmarshal accepts "null" into a map; only an object is a mapping.
+	if !strings.HasPrefix(text, "{") {
+		return nil, errBadMapping{}
+	}
+	var m map[string]string
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		return nil, errBadMapping{}
+	}
+	for k, v := range m {
+		if strings.TrimSpace(k) == "" || strings.TrimSpace(v) == "" {
+			return nil, errBadMapping{}
+		}
+	}
+	return m, nil
+}

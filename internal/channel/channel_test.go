@@ -1,0 +1,208 @@
+package channel
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/user"
+)
+
+func TestSplit(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{" , ,", nil},
+		{"a", []string{"a"}},
+		{" gpt-4o , gpt-4o-mini,gpt-4o ", []string{"gpt-4o", "gpt-4o-mini"}},
+		{"b,a,b,,a,c", []string{"b", "a", "c"}},
+		{"claude 3", []string{"claude 3"}}, // inner spaces are part of the name
+		{"GPT-4o,gpt-4o,Gpt-4O", []string{"GPT-4o"}},
+	}
+	for _, tt := range tests {
+		if got := Split(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Split(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestNormalizeModels(t *testing.T) {
+	tests := []struct {
+		in, want, msg string
+	}{
+		{"gpt-4o", "gpt-4o", ""},
+		{" gpt-4o, gpt-4o ,o1 ", "gpt-4o,o1", ""},
+		{"", "", MsgModelsEmpty},
+		{" , , ", "", MsgModelsEmpty},
+		{strings.Repeat("m", 191), strings.Repeat("m", 191), ""},
+		{"ok," + strings.Repeat("m", 192), "", MsgModelNameTooLong},
+	}
+	for _, tt := range tests {
+		got, msg := NormalizeModels(tt.in)
+		if got != tt.want || msg != tt.msg {
+			t.Errorf("NormalizeModels(%q) = %q, %q; want %q, %q", tt.in, got, msg, tt.want, tt.msg)
+		}
+	}
+}
+
+func TestNormalizeGroups(t *testing.T) {
+	long := strings.Repeat("g", 30)
+	repeated := strings.Repeat(long+"x,", 20) // one name, deduped well under the limit
+	distinct := make([]string, 20)
+	for i := range distinct {
+		distinct[i] = long + string(rune('a'+i))
+	}
+	tests := []struct {
+		in, want, msg string
+	}{
+		{"", "default", ""},
+		{" , ", "default", ""},
+		{"vip, default ,vip", "vip,default", ""},
+		{strings.Repeat("g", 33), "", user.MsgGroupInvalid},
+		{repeated, long + "x", ""},
+		{strings.Join(distinct, ","), "", MsgGroupsTooLong},
+	}
+	for _, tt := range tests {
+		got, msg := NormalizeGroups(tt.in)
+		if got != tt.want || msg != tt.msg {
+			t.Errorf("NormalizeGroups(%q) = %q, %q; want %q, %q", tt.in, got, msg, tt.want, tt.msg)
+		}
+	}
+}
+
+func TestNormalizeBaseURL(t *testing.T) {
+	tests := []struct {
+		typ       int
+		in, want  string
+		wantValid bool
+	}{
+		{TypeOpenAI, "", "https://api.openai.com", true},
+		{TypeAnthropic, "  ", "https://api.anthropic.com", true},
+		{TypeGemini, "", "https://generativelanguage.googleapis.com", true},
+		{TypeOpenAI, "http://127.0.0.1:8080/", "http://127.0.0.1:8080", true},
+		{TypeOpenAI, "https://proxy.example.com/openai//", "https://proxy.example.com/openai", true},
+		{TypeOpenAI, "ftp://example.com", "", false},
+		{TypeOpenAI, "example.com", "", false},
+		{TypeOpenAI, "https://", "", false},
+		{TypeOpenAI, "https://example.com/?x=1", "", false},
+		{TypeOpenAI, "https://example.com/#top", "", false},
+		{TypeOpenAI, "http://exa mple.com", "", false},
+		{TypeOpenAI, "https://example.com/" + strings.Repeat("p", 600), "", false},
+	}
+	for _, tt := range tests {
+		got, msg := NormalizeBaseURL(tt.typ, tt.in)
+		if got != tt.want || (msg == "") != tt.wantValid {
+			t.Errorf("NormalizeBaseURL(%d, %q) = %q, %q; want %q valid=%v", tt.typ, tt.in, got, msg, tt.want, tt.wantValid)
+		}
+	}
+}
+
+func TestNormalizeModelMapping(t *testing.T) {
+	tests := []struct {
+		in, want  string
+		wantValid bool
+	}{
+		{"", "", true},
+		{"  ", "", true},
+		{`{}`, `{}`, true},
+		{` {"gpt-4":"gpt-4o"} `, `{"gpt-4":"gpt-4o"}`, true},
+		{`{"a":"b","c":"d"}`, `{"a":"b","c":"d"}`, true},
+		{`null`, "", false},
+		{`[]`, "", false},
+		{`"x"`, "", false},
+		{`{"a":1}`, "", false},
+		{`{"a":"b"`, "", false},
+		{`{"":"b"}`, "", false},
+		{`{"a":" "}`, "", false},
+		{`{"a":null}`, "", false},
+	}
+	for _, tt := range tests {
+		got, msg := NormalizeModelMapping(tt.in)
+		if got != tt.want || (msg == "") != tt.wantValid {
+			t.Errorf("NormalizeModelMapping(%q) = %q, %q; want %q valid=%v", tt.in, got, msg, tt.want, tt.wantValid)
+		}
+	}
+	m, err := ParseModelMapping(`{"gpt-4":"gpt-4o"}`)
+	if err != nil || m["gpt-4"] != "gpt-4o" || len(m) != 1 {
+		t.Fatalf("ParseModelMapping = %v, %v", m, err)
+	}
+}
+
+func TestFieldsNormalize(t *testing.T) {
+	valid := func() Fields {
+		return Fields{Type: TypeOpenAI, Name: " main ", Models: "a, b", Weight: 1, Status: StatusEnabled}
+	}
+	f := valid()
+	if msg := f.Normalize(); msg != "" {
+		t.Fatalf("valid fields: %q", msg)
+	}
+	want := Fields{Type: TypeOpenAI, Name: "main", BaseURL: "https://api.openai.com", Models: "a,b",
+		Groups: "default", Weight: 1, Status: StatusEnabled}
+	if f != want {
+		t.Fatalf("normalized = %+v, want %+v", f, want)
+	}
+	tests := []struct {
+		name   string
+		change func(*Fields)
+		msg    string
+	}{
+		{"type 0", func(f *Fields) { f.Type = 0 }, MsgTypeInvalid},
+		{"type 3", func(f *Fields) { f.Type = 3 }, MsgTypeInvalid},
+		{"empty name", func(f *Fields) { f.Name = "  " }, MsgNameLength},
+		{"long name", func(f *Fields) { f.Name = strings.Repeat("名", 129) }, MsgNameLength},
+		{"bad url", func(f *Fields) { f.BaseURL = "localhost:8080" }, MsgBaseURLInvalid},
+		{"no models", func(f *Fields) { f.Models = "," }, MsgModelsEmpty},
+		{"bad group", func(f *Fields) { f.Groups = strings.Repeat("g", 40) }, user.MsgGroupInvalid},
+		{"bad mapping", func(f *Fields) { f.ModelMapping = "{" }, MsgModelMappingInvalid},
+		{"negative weight", func(f *Fields) { f.Weight = -1 }, MsgWeightNegative},
+		{"status 0", func(f *Fields) { f.Status = 0 }, MsgStatusInvalid},
+		{"status 4", func(f *Fields) { f.Status = 4 }, MsgStatusInvalid},
+	}
+	for _, tt := range tests {
+		f := valid()
+		tt.change(&f)
+		if msg := f.Normalize(); msg != tt.msg {
+			t.Errorf("%s: Normalize() = %q, want %q", tt.name, msg, tt.msg)
+		}
+	}
+	zero := valid()
+	zero.Weight = 0
+	if msg := zero.Normalize(); msg != "" {
+		t.Errorf("weight 0: %q", msg)
+	}
+}
+
+func TestNewProbeRequest(t *testing.T) {
+	tests := []struct {
+		typ                   int
+		key                   string
+		url, header, value    string
+		extraHeader, extraVal string
+	}{
+		{TypeOpenAI, "sk-1", "http://up/v1/models", "Authorization", "Bearer sk-1", "", ""},
+		{TypeAnthropic, "ak-1", "http://up/v1/models", "X-Api-Key", "ak-1", "Anthropic-Version", anthropicVersion},
+		{TypeGemini, "gk-1", "http://up/v1beta/models", "X-Goog-Api-Key", "gk-1", "", ""},
+		{TypeOpenAI, "", "http://up/v1/models", "Authorization", "", "", ""},
+	}
+	for _, tt := range tests {
+		req, err := NewProbeRequest(context.Background(), tt.typ, "http://up", tt.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := req.URL.String(); got != tt.url {
+			t.Errorf("type %d: url %q, want %q", tt.typ, got, tt.url)
+		}
+		if got := req.Header.Get(tt.header); got != tt.value {
+			t.Errorf("type %d: %s = %q, want %q", tt.typ, tt.header, got, tt.value)
+		}
+		if tt.extraHeader != "" && req.Header.Get(tt.extraHeader) != tt.extraVal {
+			t.Errorf("type %d: %s = %q", tt.typ, tt.extraHeader, req.Header.Get(tt.extraHeader))
+		}
+		if tt.key != "" && strings.Contains(req.URL.String(), tt.key) {
+			t.Errorf("type %d: key in URL", tt.typ)
+		}
+	}
+}
