@@ -1,0 +1,135 @@
+// Package sse reads and writes server-sent events as LLM APIs use them:
+// "event:" and "data:" fields, events separated by a blank line. Lines are
+// read with a bound of the caller's choosing instead of bufio.Scanner's
+// 64 KiB token limit, which long tool-call arguments exceed.
+package sse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrEventTooLarge is returned when one event exceeds the reader's bound.
+var ErrEventTooLarge = errors.New("sse: event too large")
+
+// Event is one server-sent event. Data joins multiple data lines with "\n".
+type Event struct {
+	Name string
+	Data []byte
+}
+
+// Reader reads events from a stream.
+type Reader struct {
+	r    *bufio.Reader
+	max  int
+	data []byte
+	name []byte
+}
+
+// NewReader reads events of at most maxEvent bytes from r.
+func NewReader(r io.Reader, maxEvent int) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 32<<10), max: maxEvent}
+}
+
+// Next returns the next event with at least one data line (comments and
+// events without data are skipped). At the end of the stream it returns
+// io.EOF; a stream that ends inside an event returns that event first. The
+// returned Data is valid until the next call.
+func (r *Reader) Next() (Event, error) {
+	r.data, r.name = r.data[:0], r.name[:0]
+	hasData := false
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if err == io.EOF && hasData {
+				return Event{Name: string(r.name), Data: r.data}, nil
+			}
+			return Event{}, err
+		}
+		if len(line) == 0 { // end of event
+			if hasData {
+				return Event{Name: string(r.name), Data: r.data}, nil
+			}
+			r.name = r.name[:0]
+			continue
+		}
+		field, value := splitField(line)
+		switch string(field) {
+		case "data":
+			if hasData {
+				r.data = append(r.data, '\n')
+			}
+			r.data = append(r.data, value...)
+			hasData = true
+		case "event":
+			r.name = append(r.name[:0], value...)
+		}
+		if len(r.data)+len(r.name) > r.max {
+			return Event{}, ErrEventTooLarge
+		}
+	}
+}
+
+// readLine returns one line without its line ending, accumulating across
+// buffer fills up to the reader's bound.
+func (r *Reader) readLine() ([]byte, error) {
+	line, err := r.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		long := append([]byte(nil), line...)
+		for err == bufio.ErrBufferFull {
+			if len(long) > r.max {
+				return nil, ErrEventTooLarge
+			}
+			line, err = r.r.ReadSlice('\n')
+			long = append(long, line...)
+		}
+		line = long
+	}
+	if err != nil && !(err == io.EOF && len(line) > 0) {
+		return nil, err
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	return bytes.TrimSuffix(line, []byte("\r")), nil
+}
+
+// splitField splits "name: value" (one optional space after the colon); a
+// line starting with ':' is a comment and yields an empty field.
+func splitField(line []byte) (field, value []byte) {
+	i := bytes.IndexByte(line, ':')
+	if i < 0 {
+		return line, nil
+	}
+	value = line[i+1:]
+	if len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	return line[:i], value
+}
+
+// Write writes one event; name may be empty. Data with newlines becomes
+// several data lines.
+func Write(w io.Writer, name string, data []byte) error {
+	var buf bytes.Buffer
+	buf.Grow(len(data) + len(name) + 16)
+	if name != "" {
+		fmt.Fprintf(&buf, "event: %s\n", name)
+	}
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		buf.WriteString("data: ")
+		buf.Write(data[:i])
+		buf.WriteByte('\n')
+		data = data[i+1:]
+	}
+	buf.WriteString("data: ")
+	buf.Write(data)
+	buf.WriteString("\n\n")
+	_, err := w.Write(buf.Bytes())
+	return err
+}
