@@ -38,9 +38,7 @@ func page(r *http.Request) (store.Page, error) {
 	if err != nil {
 		return store.Page{}, err
 	}
-	if p < 0 {
-		p = 0
-	}
+	p = max(0, min(p, 1_000_000)) // a huge page number must not overflow the offset
 	if size < 1 {
 		size = defaultPageSize
 	}
