@@ -1,7 +1,83 @@
 package api
 
-import "net/http"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
 
-// Placeholder handlers: the resource's work is in progress.
-func (s *Server) listOptions(w http.ResponseWriter, r *http.Request) error  { return errNotImplemented }
-func (s *Server) updateOption(w http.ResponseWriter, r *http.Request) error { return errNotImplemented }
+	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/option"
+)
+
+// optionView is one runtime setting as text.
+type optionView struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// listOptions shows every known setting, defaults included, sorted by key;
+// keys naming a secret or a token are never shown.
+func (s *Server) listOptions(w http.ResponseWriter, r *http.Request) error {
+	values := s.Options.Current().Values()
+	views := make([]optionView, 0, len(values))
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		// Values already leaves hidden keys out; this is the line a secret
+		// would cross, so it is checked here too.
+		if option.Hidden(k) {
+			continue
+		}
+		views = append(views, optionView{Key: k, Value: values[k]})
+	}
+	return httpx.OK(w, views)
+}
+
+type updateOptionRequest struct {
+	Key string `json:"key"`
+	// Value is a JSON string, or a bool or number taken as its text.
+	Value json.RawMessage `json:"value"`
+}
+
+// updateOption validates and stores one setting through the registry, which
+// publishes it to this node at once (other nodes on the same database see it
+// on their next reload).
+func (s *Server) updateOption(w http.ResponseWriter, r *http.Request) error {
+	var req updateOptionRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	value, ok := optionText(req.Value)
+	if !ok {
+		return httpx.Fail(httpx.MsgInvalidParams)
+	}
+	err := s.Options.Set(r.Context(), req.Key, value)
+	var invalid *option.InvalidError
+	if errors.As(err, &invalid) {
+		return httpx.Fail(invalid.Message)
+	}
+	if err != nil {
+		return err
+	}
+	return httpx.OKMessage(w, "")
+}
+
+// optionText is the text form of a JSON string, bool or number: the string
+// itself, "true"/"false", or the number as written. Anything else (absent,
+// null, object, array) is not a setting value.
+func optionText(raw json.RawMessage) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", false
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err == nil
+	case 't', 'f', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return string(raw), true
+	}
+	return "", false
+}

@@ -1,29 +1,281 @@
 package api
 
-import "net/http"
+import (
+	"errors"
+	"net/http"
+	"strings"
 
-// Placeholder handlers: the resource's work is in progress.
+	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Messages of the price endpoints. The spec's own (empty model or group
+// name, ID不能为空, 无效的ID) come from pricing, MsgIDRequired and httpx.
+const (
+	MsgModelPriceNotFound = "模型价格不存在"
+	MsgGroupPriceNotFound = "分组价格不存在"
+)
+
+// modelPriceView is a model price as the API shows it.
+type modelPriceView struct {
+	ID              int64   `json:"id"`
+	ModelName       string  `json:"model_name"`
+	InputPrice      float64 `json:"input_price"`
+	OutputPrice     float64 `json:"output_price"`
+	CachedPrice     float64 `json:"cached_price"`
+	PerRequestPrice float64 `json:"per_request_price"`
+	BillingType     string  `json:"billing_type"`
+	Enabled         bool    `json:"enabled"`
+	CreatedAt       int64   `json:"created_at"`
+	UpdatedAt       int64   `json:"updated_at"`
+}
+
+func viewModelPrice(p *store.ModelPrice) modelPriceView {
+	return modelPriceView{
+		ID: p.ID, ModelName: p.ModelName, InputPrice: p.InputPrice, OutputPrice: p.OutputPrice,
+		CachedPrice: p.CachedPrice, PerRequestPrice: p.PerRequestPrice, BillingType: p.BillingType,
+		Enabled: p.Enabled, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+	}
+}
+
 func (s *Server) listModelPrices(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	prices, err := s.Store.ModelPrices(r.Context())
+	if err != nil {
+		return err
+	}
+	views := make([]modelPriceView, len(prices))
+	for i := range prices {
+		views[i] = viewModelPrice(&prices[i])
+	}
+	return httpx.OK(w, views)
 }
+
+type createModelPriceRequest struct {
+	ModelName       string  `json:"model_name"`
+	InputPrice      float64 `json:"input_price"`
+	OutputPrice     float64 `json:"output_price"`
+	CachedPrice     float64 `json:"cached_price"`
+	PerRequestPrice float64 `json:"per_request_price"`
+	BillingType     string  `json:"billing_type"`
+	Enabled         *bool   `json:"enabled"`
+}
+
+// createModelPrice adds the price of a model; billing_type defaults to token
+// and enabled to true.
 func (s *Server) createModelPrice(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	var req createModelPriceRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	req.ModelName = strings.TrimSpace(req.ModelName)
+	if req.BillingType == "" {
+		req.BillingType = pricing.BillingToken
+	}
+	msg := firstProblem(pricing.ValidateModelName(req.ModelName),
+		pricing.ValidatePrice(req.InputPrice), pricing.ValidatePrice(req.OutputPrice),
+		pricing.ValidatePrice(req.CachedPrice), pricing.ValidatePrice(req.PerRequestPrice),
+		pricing.ValidateBillingType(req.BillingType))
+	if msg != "" {
+		return httpx.Fail(msg)
+	}
+	p := store.ModelPrice{
+		ModelName: req.ModelName, InputPrice: req.InputPrice, OutputPrice: req.OutputPrice,
+		CachedPrice: req.CachedPrice, PerRequestPrice: req.PerRequestPrice,
+		BillingType: req.BillingType, Enabled: req.Enabled == nil || *req.Enabled,
+	}
+	if err := s.Store.CreateModelPrice(r.Context(), &p); err != nil {
+		return duplicateAsFailure(err)
+	}
+	return httpx.OK(w, viewModelPrice(&p))
 }
+
+type updateModelPriceRequest struct {
+	ID int64 `json:"id"`
+	// ModelName is accepted and ignored: the spec says it identifies the
+	// price and is not changed; the id alone selects the row.
+	ModelName       *string  `json:"model_name"`
+	InputPrice      *float64 `json:"input_price"`
+	OutputPrice     *float64 `json:"output_price"`
+	CachedPrice     *float64 `json:"cached_price"`
+	PerRequestPrice *float64 `json:"per_request_price"`
+	BillingType     *string  `json:"billing_type"`
+	Enabled         *bool    `json:"enabled"`
+}
+
+// updateModelPrice changes the fields sent; the others keep their values.
 func (s *Server) updateModelPrice(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	var req updateModelPriceRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.ID == 0 {
+		return httpx.Fail(MsgIDRequired)
+	}
+	var problems []string
+	for _, v := range []*float64{req.InputPrice, req.OutputPrice, req.CachedPrice, req.PerRequestPrice} {
+		if v != nil {
+			problems = append(problems, pricing.ValidatePrice(*v))
+		}
+	}
+	if req.BillingType != nil {
+		problems = append(problems, pricing.ValidateBillingType(*req.BillingType))
+	}
+	if msg := firstProblem(problems...); msg != "" {
+		return httpx.Fail(msg)
+	}
+	p, err := s.Store.UpdateModelPrice(r.Context(), req.ID, store.ModelPricePatch{
+		InputPrice: req.InputPrice, OutputPrice: req.OutputPrice, CachedPrice: req.CachedPrice,
+		PerRequestPrice: req.PerRequestPrice, BillingType: req.BillingType, Enabled: req.Enabled,
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgModelPriceNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return httpx.OK(w, viewModelPrice(&p))
 }
+
 func (s *Server) deleteModelPrice(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return err
+	}
+	err = s.Store.DeleteModelPrice(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgModelPriceNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return httpx.OKMessage(w, "")
 }
+
+// groupPriceView is a group price as the API shows it.
+type groupPriceView struct {
+	ID        int64   `json:"id"`
+	GroupName string  `json:"group_name"`
+	ModelName string  `json:"model_name"`
+	Discount  float64 `json:"discount"`
+	CreatedAt int64   `json:"created_at"`
+	UpdatedAt int64   `json:"updated_at"`
+}
+
+func viewGroupPrice(p *store.GroupPrice) groupPriceView {
+	return groupPriceView{
+		ID: p.ID, GroupName: p.GroupName, ModelName: p.ModelName, Discount: p.Discount,
+		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+	}
+}
+
 func (s *Server) listGroupPrices(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	prices, err := s.Store.GroupPrices(r.Context())
+	if err != nil {
+		return err
+	}
+	views := make([]groupPriceView, len(prices))
+	for i := range prices {
+		views[i] = viewGroupPrice(&prices[i])
+	}
+	return httpx.OK(w, views)
 }
+
+type createGroupPriceRequest struct {
+	GroupName string   `json:"group_name"`
+	ModelName string   `json:"model_name"`
+	Discount  *float64 `json:"discount"`
+}
+
+// createGroupPrice adds a discount for a group, for one model or (empty
+// model_name) for all; the discount defaults to 1.0.
 func (s *Server) createGroupPrice(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	var req createGroupPriceRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	p := store.GroupPrice{
+		GroupName: strings.TrimSpace(req.GroupName), ModelName: strings.TrimSpace(req.ModelName), Discount: 1,
+	}
+	if req.Discount != nil {
+		p.Discount = *req.Discount
+	}
+	msg := firstProblem(pricing.ValidateGroupName(p.GroupName), pricing.ValidateGroupModel(p.ModelName),
+		pricing.ValidateDiscount(p.Discount))
+	if msg != "" {
+		return httpx.Fail(msg)
+	}
+	if err := s.Store.CreateGroupPrice(r.Context(), &p); err != nil {
+		return duplicateAsFailure(err)
+	}
+	return httpx.OK(w, viewGroupPrice(&p))
 }
+
+type updateGroupPriceRequest struct {
+	ID        int64    `json:"id"`
+	GroupName *string  `json:"group_name"`
+	ModelName *string  `json:"model_name"`
+	Discount  *float64 `json:"discount"`
+}
+
+// updateGroupPrice changes the fields sent; the others keep their values.
 func (s *Server) updateGroupPrice(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	var req updateGroupPriceRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	if req.ID == 0 {
+		return httpx.Fail(MsgIDRequired)
+	}
+	var problems []string
+	if req.GroupName != nil {
+		*req.GroupName = strings.TrimSpace(*req.GroupName)
+		problems = append(problems, pricing.ValidateGroupName(*req.GroupName))
+	}
+	if req.ModelName != nil {
+		*req.ModelName = strings.TrimSpace(*req.ModelName)
+		problems = append(problems, pricing.ValidateGroupModel(*req.ModelName))
+	}
+	if req.Discount != nil {
+		problems = append(problems, pricing.ValidateDiscount(*req.Discount))
+	}
+	if msg := firstProblem(problems...); msg != "" {
+		return httpx.Fail(msg)
+	}
+	p, err := s.Store.UpdateGroupPrice(r.Context(), req.ID, store.GroupPricePatch{
+		GroupName: req.GroupName, ModelName: req.ModelName, Discount: req.Discount,
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgGroupPriceNotFound)
+	}
+	if err != nil {
+		return duplicateAsFailure(err)
+	}
+	return httpx.OK(w, viewGroupPrice(&p))
 }
+
 func (s *Server) deleteGroupPrice(w http.ResponseWriter, r *http.Request) error {
-	return errNotImplemented
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return err
+	}
+	err = s.Store.DeleteGroupPrice(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgGroupPriceNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	return httpx.OKMessage(w, "")
+}
+
+// duplicateAsFailure shows a unique-constraint violation with the
+// database's own text, as the spec asks for duplicate model prices; other
+// errors pass through as internal.
+func duplicateAsFailure(err error) error {
+	var dup *store.DuplicateError
+	if errors.As(err, &dup) {
+		return httpx.Fail(dup.Error())
+	}
+	return err
 }

@@ -6,10 +6,12 @@ package option
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -37,26 +39,40 @@ type definition struct {
 }
 
 var definitions = map[string]definition{
-	RegisterEnabled: {"true", func(s *Snapshot, v string) error {
-		b, err := strconv.ParseBool(v)
-		s.RegisterEnabled = b
+	RegisterEnabled: {"true", func(s *Snapshot, v string) (err error) {
+		s.RegisterEnabled, err = parseBool(v)
 		return err
 	}},
-	NewUserQuota: {"0", func(s *Snapshot, v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err == nil && n < 0 {
-			err = fmt.Errorf("must not be negative")
-		}
-		s.NewUserQuota = n
+	NewUserQuota: {"0", func(s *Snapshot, v string) (err error) {
+		s.NewUserQuota, err = parseQuota(v)
 		return err
 	}},
 	SystemName: {"modelgate", func(s *Snapshot, v string) error {
 		if len(v) > 64 {
-			return fmt.Errorf("at most 64 bytes")
+			return errors.New("不能超过 64 字节")
 		}
 		s.SystemName = v
 		return nil
 	}},
+}
+
+// parseBool reads a switch; the messages of these parsers end up in the
+// admin's failure message, so they say what is expected.
+func parseBool(v string) (bool, error) {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, errors.New("必须是 true 或 false")
+	}
+	return b, nil
+}
+
+// parseQuota reads an amount of quota: a whole number, not negative.
+func parseQuota(v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errors.New("必须是不小于 0 的整数")
+	}
+	return n, nil
 }
 
 // Hidden reports whether a key must never be returned by the API: keys that
@@ -117,7 +133,19 @@ type Registry struct {
 	store Store
 	log   *slog.Logger
 	cur   atomic.Pointer[Snapshot]
+	// reload serialises Reload: without it a periodic reload that read the
+	// table before a Set committed could publish after that Set's own
+	// reload, bringing the old value back until the next tick.
+	reload sync.Mutex
 }
+
+// InvalidError is a Set refused for an unknown key or a bad value; its
+// message is meant for the admin who sent it.
+type InvalidError struct {
+	Message string
+}
+
+func (e *InvalidError) Error() string { return e.Message }
 
 // NewRegistry loads the stored settings.
 func NewRegistry(ctx context.Context, st Store, log *slog.Logger) (*Registry, error) {
@@ -134,6 +162,8 @@ func (r *Registry) Current() *Snapshot { return r.cur.Load() }
 // Reload reads the stored settings again. Nodes that share one database call
 // it periodically so a change made on another node is seen.
 func (r *Registry) Reload(ctx context.Context) error {
+	r.reload.Lock()
+	defer r.reload.Unlock()
 	stored, err := r.store.OptionValues(ctx)
 	if err != nil {
 		return fmt.Errorf("load options: %w", err)
@@ -147,14 +177,15 @@ func (r *Registry) Reload(ctx context.Context) error {
 }
 
 // Set validates and stores one setting, then publishes a new snapshot. An
-// unknown key or a value that does not parse changes nothing.
+// unknown key or a value that does not parse changes nothing and gives an
+// *InvalidError.
 func (r *Registry) Set(ctx context.Context, key, value string) error {
 	d, ok := definitions[key]
 	if !ok {
-		return fmt.Errorf("未知的配置项: %s", key)
+		return &InvalidError{fmt.Sprintf("未知的配置项: %s", key)}
 	}
 	if err := d.apply(&Snapshot{}, value); err != nil {
-		return fmt.Errorf("配置项 %s 的值无效: %v", key, err)
+		return &InvalidError{fmt.Sprintf("配置项 %s 的值无效: %v", key, err)}
 	}
 	if err := r.store.SetOptions(ctx, map[string]string{key: value}); err != nil {
 		return err

@@ -1,0 +1,149 @@
+package option
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// memStore is an in-memory Store. block, when set, makes the next
+// OptionValues call capture the values and then wait until it is closed.
+type memStore struct {
+	mu     sync.Mutex
+	values map[string]string
+	block  chan struct{}
+	read   chan struct{} // closed once the blocked call has captured values
+}
+
+func (m *memStore) OptionValues(context.Context) (map[string]string, error) {
+	m.mu.Lock()
+	v := maps.Clone(m.values)
+	block, read := m.block, m.read
+	m.block = nil
+	m.mu.Unlock()
+	if block != nil {
+		close(read)
+		<-block
+	}
+	return v, nil
+}
+
+func (m *memStore) SetOptions(_ context.Context, values map[string]string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	maps.Copy(m.values, values)
+	return nil
+}
+
+func newRegistry(t *testing.T, stored map[string]string) (*Registry, *memStore) {
+	t.Helper()
+	st := &memStore{values: stored}
+	r, err := NewRegistry(context.Background(), st, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, st
+}
+
+func TestDefaultsAndStoredValues(t *testing.T) {
+	r, _ := newRegistry(t, map[string]string{
+		NewUserQuota: "500", RegisterEnabled: "not-a-bool", "RetiredKey": "x",
+	})
+	cur := r.Current()
+	if cur.NewUserQuota != 500 || !cur.RegisterEnabled || cur.SystemName != "modelgate" {
+		t.Fatalf("snapshot = %+v", cur)
+	}
+	want := map[string]string{NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate"}
+	if got := cur.Values(); !maps.Equal(got, want) {
+		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
+	}
+}
+
+func TestSet(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		key, value string
+		wantErr    string // "" for success
+	}{
+		{RegisterEnabled, "false", ""},
+		{RegisterEnabled, "yes", "配置项 RegisterEnabled 的值无效: 必须是 true 或 false"},
+		{NewUserQuota, "1000", ""},
+		{NewUserQuota, "-1", "配置项 NewUserQuota 的值无效: 必须是不小于 0 的整数"},
+		{NewUserQuota, "1.5", "配置项 NewUserQuota 的值无效: 必须是不小于 0 的整数"},
+		{SystemName, "", ""},
+		{SystemName, string(make([]byte, 65)), "配置项 SystemName 的值无效: 不能超过 64 字节"},
+		{"NoSuchKey", "1", "未知的配置项: NoSuchKey"},
+	}
+	for _, tt := range tests {
+		r, st := newRegistry(t, map[string]string{})
+		before := maps.Clone(st.values)
+		err := r.Set(ctx, tt.key, tt.value)
+		if tt.wantErr == "" {
+			if err != nil {
+				t.Errorf("Set(%s, %q) = %v", tt.key, tt.value, err)
+			} else if got := r.Current().Values()[tt.key]; got != tt.value {
+				t.Errorf("after Set(%s, %q) the snapshot has %q", tt.key, tt.value, got)
+			}
+			continue
+		}
+		var inv *InvalidError
+		if !errors.As(err, &inv) || inv.Message != tt.wantErr {
+			t.Errorf("Set(%s, %q) = %v, want InvalidError %q", tt.key, tt.value, err, tt.wantErr)
+		}
+		if !maps.Equal(st.values, before) {
+			t.Errorf("Set(%s, %q) failed but stored %v", tt.key, tt.value, st.values)
+		}
+	}
+}
+
+func TestHidden(t *testing.T) {
+	for key, want := range map[string]bool{
+		"SessionSecret": true, "GitHubClientSecret": true, "RootAccessToken": true,
+		"SystemName": false, "NewUserQuota": false, "secret": false,
+	} {
+		if Hidden(key) != want {
+			t.Errorf("Hidden(%q) = %v, want %v", key, !want, want)
+		}
+	}
+}
+
+// A periodic reload that read the table before a Set committed must not
+// publish after the Set's own reload and bring the old value back.
+func TestSetWinsOverConcurrentReload(t *testing.T) {
+	ctx := context.Background()
+	r, st := newRegistry(t, map[string]string{NewUserQuota: "1"})
+	st.mu.Lock()
+	st.block, st.read = make(chan struct{}), make(chan struct{})
+	block, read := st.block, st.read
+	st.mu.Unlock()
+
+	reloaded := make(chan error)
+	go func() { reloaded <- r.Reload(ctx) }() // captures the old value, then waits
+	<-read
+	set := make(chan error)
+	go func() { set <- r.Set(ctx, NewUserQuota, "2") }()
+	// Let the stale reload finish only once the Set has stored its value.
+	for {
+		st.mu.Lock()
+		stored := st.values[NewUserQuota]
+		st.mu.Unlock()
+		if stored == "2" {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(block)
+	if err := <-reloaded; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-set; err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Current().NewUserQuota; got != 2 {
+		t.Fatalf("NewUserQuota after Set during a reload = %d, want 2", got)
+	}
+}

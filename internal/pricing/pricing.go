@@ -1,0 +1,187 @@
+// Package pricing holds the rules of model prices and group discounts: what
+// a valid price or discount is, and how much quota a call costs (DESIGN §4).
+// It is pure: the store keeps the rows, the relay feeds them in here.
+package pricing
+
+import (
+	"math"
+	"unicode/utf8"
+)
+
+// Billing types of a model price.
+const (
+	BillingToken      = "token"
+	BillingPerRequest = "per_request"
+)
+
+// QuotaPerUnit is the quota of 1 CNY: quota is integer micro-yuan.
+const QuotaPerUnit = 1_000_000
+
+// MaxDiscount bounds a group discount. A multiplier above 10 is almost
+// certainly a typo (8 for 0.8) that would bill users ten times over.
+const MaxDiscount = 10
+
+// Limits of names: a model name as its column allows, a group name as a
+// user's group may be (user.ValidateGroup).
+const (
+	MaxModelNameLength = 191
+	MaxGroupNameLength = 32
+)
+
+// Validation messages.
+const (
+	MsgModelNameEmpty  = "模型名称不能为空" // spec: Errors
+	MsgModelNameLength = "模型名称不能超过 191 个字符"
+	MsgGroupNameEmpty  = "分组名称不能为空" // spec: Errors
+	MsgGroupNameLength = "分组名称不能超过 32 个字符"
+	MsgPriceInvalid    = "价格必须是不小于 0 的有限数"
+	MsgBillingType     = "计费类型只能是 token 或 per_request"
+	MsgDiscountInvalid = "折扣必须大于 0 且不超过 10"
+)
+
+// Price is what a call of one model costs: CNY per million tokens for token
+// billing, CNY per call for per-request billing.
+type Price struct {
+	InputPrice      float64
+	OutputPrice     float64
+	CachedPrice     float64 // 0: the model has no cache price
+	PerRequestPrice float64
+	BillingType     string
+}
+
+// Usage is what one call consumed. CachedTokens are part of PromptTokens.
+type Usage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+	CachedTokens     int64
+}
+
+// used reports whether the call consumed anything billable.
+func (u Usage) used() bool {
+	return u.PromptTokens > 0 || u.CompletionTokens > 0 || u.CachedTokens > 0
+}
+
+// Quota is the cost of a call in quota (DESIGN §4):
+//
+//	token:       round((input×(prompt−cached) + cached_price×cached + output×completion) × discount)
+//	per_request: round(per_request_price × 1e6 × discount)
+//
+// A cached_price of 0 bills cached tokens at the input price. Cached tokens
+// beyond the prompt count as prompt tokens only (a provider cannot cache
+// more than it was sent), and negative counts as 0. A call that used anything
+// costs at least 1, so no rounding makes a call free; a per-request call is
+// always a use. The result never overflows: it saturates at MaxInt64.
+func Quota(p Price, u Usage, discount float64) int64 {
+	if p.BillingType == BillingPerRequest {
+		return atLeastOne(p.PerRequestPrice * QuotaPerUnit * discount)
+	}
+	if !u.used() {
+		return 0
+	}
+	prompt := max(u.PromptTokens, 0)
+	cached := min(max(u.CachedTokens, 0), prompt)
+	completion := max(u.CompletionTokens, 0)
+	cachedPrice := p.CachedPrice
+	if cachedPrice == 0 {
+		cachedPrice = p.InputPrice
+	}
+	// Prices are CNY per million tokens and quota is micro-yuan, so
+	// tokens × price is already quota: no scaling.
+	micro := p.InputPrice*float64(prompt-cached) + cachedPrice*float64(cached) + p.OutputPrice*float64(completion)
+	return atLeastOne(micro * discount)
+}
+
+// atLeastOne rounds a cost to whole quota, at least 1. NaN (only from prices
+// that validation refuses) also gives 1 rather than an undefined conversion.
+func atLeastOne(v float64) int64 {
+	v = math.Round(v)
+	switch {
+	case !(v >= 1): // also NaN
+		return 1
+	case v >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return int64(v)
+}
+
+// GroupPrice is a discount of a group for one model, or for every model of
+// the group when Model is empty.
+type GroupPrice struct {
+	Group    string
+	Model    string
+	Discount float64
+}
+
+// Discount is the multiplier of group for model: the (group, model) entry,
+// else the group's default (group, ""), else 1.0. Entries with a discount
+// that is not valid are skipped, so a bad row can never make calls free.
+func Discount(prices []GroupPrice, group, model string) float64 {
+	def := 1.0
+	for _, gp := range prices {
+		if gp.Group != group || ValidateDiscount(gp.Discount) != "" {
+			continue
+		}
+		if gp.Model == model && model != "" {
+			return gp.Discount
+		}
+		if gp.Model == "" {
+			def = gp.Discount
+		}
+	}
+	return def
+}
+
+// ValidatePrice checks one price: finite and not negative.
+func ValidatePrice(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return MsgPriceInvalid
+	}
+	return ""
+}
+
+// ValidateBillingType checks a billing type.
+func ValidateBillingType(t string) string {
+	if t != BillingToken && t != BillingPerRequest {
+		return MsgBillingType
+	}
+	return ""
+}
+
+// ValidateDiscount checks a group discount: above 0 and at most MaxDiscount.
+func ValidateDiscount(d float64) string {
+	if !(d > 0 && d <= MaxDiscount) { // also refuses NaN
+		return MsgDiscountInvalid
+	}
+	return ""
+}
+
+// ValidateModelName checks the model name of a model price (required).
+func ValidateModelName(name string) string {
+	switch {
+	case name == "":
+		return MsgModelNameEmpty
+	case utf8.RuneCountInString(name) > MaxModelNameLength:
+		return MsgModelNameLength
+	}
+	return ""
+}
+
+// ValidateGroupName checks the group of a group price (required).
+func ValidateGroupName(name string) string {
+	switch {
+	case name == "":
+		return MsgGroupNameEmpty
+	case utf8.RuneCountInString(name) > MaxGroupNameLength:
+		return MsgGroupNameLength
+	}
+	return ""
+}
+
+// ValidateGroupModel checks the model of a group price: empty is the
+// group's default.
+func ValidateGroupModel(name string) string {
+	if utf8.RuneCountInString(name) > MaxModelNameLength {
+		return MsgModelNameLength
+	}
+	return ""
+}
