@@ -54,6 +54,7 @@ func TestUnknownPathAndBadInput(t *testing.T) {
 	root := e.Root()
 	root.Fail("GET", "/api/no/such/thing", nil, http.StatusNotFound, httpx.MsgNotFoundPath)
 	root.Fail("POST", "/api/user/", "{not json", http.StatusOK, httpx.MsgInvalidParams)
+	root.Fail("POST", "/api/user/", `{"username":"junky","password":"password-1"} junk`, http.StatusOK, httpx.MsgInvalidParams)
 	root.Fail("GET", "/api/user/abc", nil, http.StatusOK, httpx.MsgInvalidID)
 	root.Fail("DELETE", "/api/user/-3", nil, http.StatusOK, httpx.MsgInvalidID)
 	root.Fail("GET", "/api/user/999999", nil, http.StatusOK, api.MsgUserNotFound)

@@ -88,7 +88,12 @@ func OKList(w http.ResponseWriter, items any, total int64) error {
 // send extras); invalid JSON and oversized bodies give a client error.
 func Decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-	err := json.NewDecoder(body).Decode(dst)
+	dec := json.NewDecoder(body)
+	err := dec.Decode(dst)
+	if err == nil && dec.More() {
+		// Trailing data after the object ({"a":1} junk) is not valid JSON.
+		return Fail(MsgInvalidParams)
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case err == nil:

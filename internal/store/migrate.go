@@ -17,7 +17,14 @@ type migration struct {
 }
 
 var migrations = []migration{
-	{"0001_initial_schema", func(_ *Store, tx *gorm.DB) error { return migration0001(tx) }},
+	{"0001_initial_schema", func(s *Store, tx *gorm.DB) error {
+		if s.dialect == MySQL {
+			// A binary collation makes names compare as on SQLite and
+			// PostgreSQL: "GPT-4o" and "gpt-4o" are different models.
+			tx = tx.Set("gorm:table_options", "CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
+		}
+		return migration0001(tx)
+	}},
 	{"0002_seed_group_prices", seedGroupPrices},
 }
 

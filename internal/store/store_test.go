@@ -146,6 +146,10 @@ func TestDuplicateKeepsTheDatabaseText(t *testing.T) {
 		if !errors.Is(err, store.ErrDuplicate) || !errors.As(err, &dup) || dup.Error() == "" {
 			t.Fatalf("second insert: %v", err)
 		}
+		// Names compare by bytes on every engine (MySQL gets a binary collation).
+		if err := s.CreateUser(ctx, newUser("Twin")); err != nil {
+			t.Fatalf("case-different username refused: %v", err)
+		}
 		if _, err := s.UserByID(ctx, 42); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("unknown id: %v", err)
 		}
@@ -184,3 +188,17 @@ func TestChangeHookRunsInTheTransaction(t *testing.T) {
 		}
 	})
 }
+func TestMigrationsRunOnceAndSeed(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db database) {
+		db.open(t, 0)
+		s := db.open(t, 0) // the second start finds nothing to do
+		prices, err := s.GroupPrices(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(prices) != 3 {
+			t.Fatalf("seeded group prices = %d, want default, vip, svip", len(prices))
+		}
+	})
+}
+
