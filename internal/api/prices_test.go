@@ -255,7 +255,7 @@ func TestModelPriceConcurrentDuplicate(t *testing.T) {
 			t.Errorf("concurrent create: %d %s", r.Status, r.Raw)
 		}
 	}
-	if list := modelPrices(t, root); wins != 1 || len(list) != 2 {
+	if list := modelPrices(t, root); wins != 1 || len(list) != 1 {
 		t.Fatalf("%d creates won, %d rows", wins, len(list))
 	}
 }
