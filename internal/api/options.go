@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // optionView is one runtime setting as text.
@@ -60,6 +62,14 @@ func (s *Server) updateOption(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// An audit trail of who changed what; the value is left out where the
+	// key names a secret.
+	me := caller(r)
+	content := fmt.Sprintf("管理员 %s 修改配置 %s = %s", me.Username, req.Key, value)
+	if option.Hidden(req.Key) {
+		content = fmt.Sprintf("管理员 %s 修改配置 %s", me.Username, req.Key)
+	}
+	s.Logs.Write(store.Log{UserID: me.ID, Username: me.Username, Type: store.LogAdmin, Content: content})
 	return httpx.OKMessage(w, "")
 }
 

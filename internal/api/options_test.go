@@ -190,3 +190,27 @@ func TestPriceAndOptionRoutesAreRootOnly(t *testing.T) {
 		bearer.OK(rt.method, rt.path, rt.body)
 	}
 }
+
+// Option changes leave an admin log through the batching writer, and the
+// writer flushes on shutdown: the row is there after a restart even when
+// the process stopped right after the change.
+func TestOptionChangeIsLoggedAndFlushedOnShutdown(t *testing.T) {
+	e := apptest.New(t)
+	e.Root().OK("PUT", "/api/option/", map[string]any{"key": "NewUserQuota", "value": 77})
+	cfg := e.Config
+	e.Stop()
+	e2 := apptest.Start(t, cfg)
+	var logs []struct {
+		Type     int    `json:"type"`
+		Username string `json:"username"`
+		Content  string `json:"content"`
+	}
+	e2.Root().OK("GET", "/api/log/?type=3", nil).Decode(t, &logs)
+	if len(logs) != 1 || logs[0].Username != "root" || !strings.Contains(logs[0].Content, "NewUserQuota = 77") {
+		t.Fatalf("admin logs after restart = %+v", logs)
+	}
+	e2.Root().OK("GET", "/api/log/?type=4", nil).Decode(t, &logs)
+	if len(logs) != 1 || !strings.Contains(logs[0].Content, "root") {
+		t.Fatalf("system logs = %+v", logs)
+	}
+}

@@ -36,7 +36,9 @@ type App struct {
 	Options *option.Registry
 	logs    *logwriter.Writer[store.Log]
 	redis   *redis.Client // nil without REDIS_CONN_STRING
-	handler http.Handler
+	// systemLog is the first-start record, written once the log writer runs.
+	systemLog *store.Log
+	handler   http.Handler
 
 	stopBackground context.CancelFunc
 }
@@ -62,6 +64,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a.logs = logwriter.New[store.Log](st, logwriter.Config{Logger: log})
+	if a.systemLog != nil {
+		a.logs.Write(*a.systemLog)
+	}
 	throttle, err := a.loginThrottle(ctx)
 	if err != nil {
 		st.Close()
@@ -137,6 +142,8 @@ func (a *App) ensureRoot(ctx context.Context) error {
 		}
 		return fmt.Errorf("create root user: %w", err)
 	}
+	a.systemLog = &store.Log{UserID: root.ID, Username: root.Username, Type: store.LogSystem,
+		Content: "首次启动: 创建 root 用户"}
 	if generated {
 		// Printed once, on purpose: the operator needs it to log in.
 		a.log.Warn("created the root user with a random password; change it after logging in",
