@@ -81,6 +81,11 @@ func convertMessages(msgs []openai.Message, out *GenerateRequest) error {
 		}
 		out.Contents = appendContent(out.Contents, role, parts)
 	}
+	if len(out.Contents) == 0 {
+		// Gemini answers "contents is not specified"; say it in the
+		// client's terms.
+		return errors.New("no user, assistant or tool message with content")
+	}
 	if len(system) > 0 {
 		out.SystemInstruction = &Content{Parts: system}
 	}

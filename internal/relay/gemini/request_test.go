@@ -83,6 +83,9 @@ func TestFromChatRequestInvalid(t *testing.T) {
 			`tool_choice: unknown value "any"`},
 		{"tool_choice object without name", openai.ChatRequest{Messages: []openai.Message{user},
 			ToolChoice: json.RawMessage(`{"type":"function","function":{}}`)}, "tool_choice: want"},
+		{"only a system message", openai.ChatRequest{Messages: []openai.Message{
+			{Role: "system", Content: openai.TextContent("be brief")},
+		}}, "no user, assistant or tool message with content"},
 		{"stop not strings", openai.ChatRequest{Messages: []openai.Message{user}, Stop: json.RawMessage(`[1]`)},
 			"stop: want a string or an array of strings"},
 	}
