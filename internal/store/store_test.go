@@ -201,4 +201,3 @@ func TestMigrationsRunOnceAndSeed(t *testing.T) {
 		}
 	})
 }
-
