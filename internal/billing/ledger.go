@@ -1,0 +1,216 @@
+// Package billing owns the money path of a relayed call: reserve before
+// forwarding, settle to the exact cost after, release on failure (DESIGN §4).
+//
+// All three go through one Ledger goroutine that group-commits: every
+// reservation and settlement waiting when a transaction starts is applied in
+// that one transaction (store.ApplyBilling). A reservation waits for its
+// commit, because the balance check must be atomic against every other
+// node; a settlement does not, so the response to the client never waits on
+// a database write. A crash loses at most the settlements of the last
+// FlushInterval, which is always in the user's favour (the reservation they
+// belong to was returned by nobody, so the lost amount is what was held).
+package billing
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Config tunes the ledger.
+type Config struct {
+	// FlushInterval is the longest a settlement waits for its commit when no
+	// reservation starts a transaction earlier. Default 50 ms.
+	FlushInterval time.Duration
+	// MaxBatch bounds the operations of one transaction. Default 512.
+	MaxBatch int
+	Logger   *slog.Logger
+}
+
+// ErrClosed is returned by Reserve after Close.
+var ErrClosed = errors.New("billing ledger closed")
+
+// Ledger serialises billing writes into group commits.
+type Ledger struct {
+	store *store.Store
+	cfg   Config
+	log   *slog.Logger
+
+	reserves chan *pendingReserve
+	settles  chan store.SettleOp
+	quit     chan struct{}
+	done     chan struct{}
+
+	closeOnce sync.Once
+	mu        sync.RWMutex // held for reading while sending, for writing to close
+	closed    bool
+}
+
+// pendingReserve is one caller waiting for its reservation. If the caller
+// gives up (context ended) before the commit, the ledger releases what was
+// held, so an abandoned request never keeps money.
+type pendingReserve struct {
+	op     store.ReserveOp
+	mu     sync.Mutex
+	gaveUp bool
+	result chan store.ReserveResult // buffered 1
+}
+
+// New starts a ledger over st. Close it to flush.
+func New(st *store.Store, cfg Config) *Ledger {
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = 50 * time.Millisecond
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 512
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	l := &Ledger{
+		store: st, cfg: cfg, log: cfg.Logger,
+		reserves: make(chan *pendingReserve, 4096),
+		settles:  make(chan store.SettleOp, 65536),
+		quit:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go l.run()
+	return l
+}
+
+// Reserve holds up to op.Amount for a call and returns what it held. It
+// fails with store.ErrUserQuota or store.ErrTokenQuota when nothing is
+// available.
+func (l *Ledger) Reserve(ctx context.Context, op store.ReserveOp) (int64, error) {
+	p := &pendingReserve{op: op, result: make(chan store.ReserveResult, 1)}
+	l.mu.RLock()
+	if l.closed {
+		l.mu.RUnlock()
+		return 0, ErrClosed
+	}
+	select {
+	case l.reserves <- p:
+	case <-ctx.Done():
+		l.mu.RUnlock()
+		return 0, ctx.Err()
+	}
+	l.mu.RUnlock()
+	select {
+	case r := <-p.result:
+		return r.Held, r.Err
+	case <-ctx.Done():
+		p.mu.Lock()
+		p.gaveUp = true
+		p.mu.Unlock()
+		// The result may have arrived meanwhile; then the ledger did not see
+		// gaveUp and this caller returns the money.
+		select {
+		case r := <-p.result:
+			if r.Err == nil && r.Held > 0 {
+				l.Settle(store.SettleOp{UserID: op.UserID, TokenID: op.TokenID, TokenLimited: op.TokenLimited, Held: r.Held})
+			}
+		default:
+		}
+		return 0, ctx.Err()
+	}
+}
+
+// Settle queues a settlement (or, with Cost 0 and no Log, a release). It
+// never blocks on the database; after Close it applies synchronously so no
+// settlement is ever dropped.
+func (l *Ledger) Settle(op store.SettleOp) {
+	l.mu.RLock()
+	if !l.closed {
+		l.settles <- op
+		l.mu.RUnlock()
+		return
+	}
+	l.mu.RUnlock()
+	l.applySettles([]store.SettleOp{op})
+}
+
+// Flush waits until every settlement queued before the call is committed.
+func (l *Ledger) Flush(ctx context.Context) error {
+	// A zero reservation is a barrier: the ledger handles queued settlements
+	// together with or before it.
+	for {
+		if len(l.settles) == 0 {
+			_, err := l.Reserve(ctx, store.ReserveOp{})
+			if err == nil || errors.Is(err, store.ErrUserQuota) {
+				return nil
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// Close stops accepting reservations and commits every queued settlement.
+func (l *Ledger) Close(ctx context.Context) error {
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
+		close(l.quit)
+	})
+	select {
+	case <-l.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *Ledger) run() {
+	defer close(l.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var settles []store.SettleOp
+	for {
+		var reserves []*pendingReserve
+		select {
+		case p := <-l.reserves:
+			reserves = append(reserves, p)
+		case op := <-l.settles:
+			if len(settles) == 0 {
+				timer.Reset(l.cfg.FlushInterval)
+			}
+			settles = append(settles, op)
+			if len(settles) < l.cfg.MaxBatch {
+				continue
+			}
+		case <-timer.C:
+		case <-l.quit:
+			l.drain(settles)
+			return
+		}
+		// Take whatever else is waiting, up to the batch bound.
+	gather:
+		for len(reserves)+len(settles) < l.cfg.MaxBatch {
+			select {
+			case p := <-l.reserves:
+				reserves = append(reserves, p)
+			case op := <-l.settles:
+				settles = append(settles, op)
+			default:
+				break gather
+			}
+		}
+		if len(reserves) == 0 && len(settles) == 0 {
+			continue
+		}
+		timer.Stop()
+		settles = l.commit(reserves, settles)
+		if len(settles) > 0 {
+			timer.Reset(l.cfg.FlushInterval)
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package billing_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/store/storetest"
+)
+
+type fixture struct {
+	st     *store.Store
+	ledger *billing.Ledger
+	user   store.User
+	token  store.Token
+}
+
+func setup(t *testing.T, eng storetest.Engine, quota, tokenQuota int64, limited bool) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "b.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	f := &fixture{st: st, ledger: billing.New(st, billing.Config{})}
+	t.Cleanup(func() { f.ledger.Close(context.Background()) })
+	f.user = store.User{Username: "payer", PasswordHash: "x", Role: 1, Status: 1, Group: "default", AffCode: "aff", Quota: quota}
+	if err := st.CreateUser(ctx, &f.user); err != nil {
+		t.Fatal(err)
+	}
+	f.token = store.Token{UserID: f.user.ID, Name: "k", KeyHash: "h", KeyPrefix: "a", KeySuffix: "b", Status: 1,
+		ExpiredTime: -1, RemainQuota: tokenQuota, UnlimitedQuota: !limited}
+	if err := st.CreateToken(ctx, &f.token); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) op(amount int64) store.ReserveOp {
+	return store.ReserveOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: !f.token.UnlimitedQuota, Amount: amount}
+}
+
+func (f *fixture) balances(t *testing.T) (user, token int64) {
+	t.Helper()
+	if err := f.ledger.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	u, err := f.st.UserByID(context.Background(), f.user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := f.st.UserToken(context.Background(), f.user.ID, f.token.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Quota, tk.RemainQuota
+}
+
+func each(t *testing.T, f func(t *testing.T, eng storetest.Engine)) {
+	for _, eng := range storetest.Engines() {
+		t.Run(eng.Name, func(t *testing.T) { f(t, eng) })
+	}
+}
+
+// Reservations are capped by what is available, refused at zero, and a
+// settlement returns the difference to the exact cost.
+func TestReserveSettleRelease(t *testing.T) {
+	each(t, func(t *testing.T, eng storetest.Engine) {
+		f := setup(t, eng, 100, 0, false)
+		ctx := context.Background()
+		held, err := f.ledger.Reserve(ctx, f.op(60))
+		if err != nil || held != 60 {
+			t.Fatalf("reserve 60 of 100: held %d, %v", held, err)
+		}
+		held2, err := f.ledger.Reserve(ctx, f.op(60))
+		if err != nil || held2 != 40 {
+			t.Fatalf("reserve 60 of 40 left: held %d, %v (want capped at 40)", held2, err)
+		}
+		if _, err := f.ledger.Reserve(ctx, f.op(1)); !errors.Is(err, store.ErrUserQuota) {
+			t.Fatalf("reserve at zero: %v", err)
+		}
+		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, ChannelID: 0, Held: held, Cost: 25,
+			Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 25}})
+		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: held2}) // release
+		if user, _ := f.balances(t); user != 75 {
+			t.Fatalf("balance after cost 25 = %d, want 75", user)
+		}
+		u, _ := f.st.UserByID(ctx, f.user.ID)
+		if u.UsedQuota != 25 || u.RequestCount != 1 {
+			t.Fatalf("used %d, requests %d", u.UsedQuota, u.RequestCount)
+		}
+		if n, _ := f.st.CountUserLogs(ctx, f.user.ID, store.LogConsume); n != 1 {
+			t.Fatalf("consume logs = %d", n)
+		}
+	})
+}
+
+// A limited key is capped by its own remaining quota and becomes exhausted
+// (status 4) when a settlement takes it to zero.
+func TestLimitedTokenIsCappedAndExhausted(t *testing.T) {
+	each(t, func(t *testing.T, eng storetest.Engine) {
+		f := setup(t, eng, 1000, 30, true)
+		ctx := context.Background()
+		held, err := f.ledger.Reserve(ctx, f.op(50))
+		if err != nil || held != 30 {
+			t.Fatalf("held %d, %v; want 30 (the key's limit)", held, err)
+		}
+		if _, err := f.ledger.Reserve(ctx, f.op(1)); !errors.Is(err, store.ErrTokenQuota) {
+			t.Fatalf("second reserve: %v", err)
+		}
+		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: held, Cost: 30,
+			Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 30}})
+		user, token := f.balances(t)
+		tk, _ := f.st.UserToken(ctx, f.user.ID, f.token.ID)
+		if user != 970 || token != 0 || tk.Status != 4 || tk.UsedQuota != 30 {
+			t.Fatalf("user %d, token %d, status %d, used %d", user, token, tk.Status, tk.UsedQuota)
+		}
+	})
+}
+
+// Many concurrent reservations never hold more than the balance.
+func TestConcurrentReservationsNeverOverspend(t *testing.T) {
+	each(t, func(t *testing.T, eng storetest.Engine) {
+		f := setup(t, eng, 100, 0, false)
+		var total atomic.Int64
+		var wg sync.WaitGroup
+		for range 60 {
+			wg.Go(func() {
+				held, err := f.ledger.Reserve(context.Background(), f.op(7))
+				if err == nil {
+					total.Add(held)
+				} else if !errors.Is(err, store.ErrUserQuota) {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if total.Load() != 100 {
+			t.Fatalf("held %d in total, want exactly the balance 100", total.Load())
+		}
+		if user, _ := f.balances(t); user != 0 {
+			t.Fatalf("balance %d after holding everything", user)
+		}
+	})
+}
+
+// Close commits settlements still queued: none is lost at shutdown.
+func TestCloseFlushesSettlements(t *testing.T) {
+	each(t, func(t *testing.T, eng storetest.Engine) {
+		f := setup(t, eng, 0, 0, false)
+		for range 200 {
+			f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Cost: 1,
+				Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 1}})
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := f.ledger.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		u, _ := f.st.UserByID(ctx, f.user.ID)
+		n, _ := f.st.CountUserLogs(ctx, f.user.ID, store.LogConsume)
+		if u.Quota != -200 || u.UsedQuota != 200 || n != 200 {
+			t.Fatalf("after close: quota %d, used %d, logs %d", u.Quota, u.UsedQuota, n)
+		}
+		if _, err := f.ledger.Reserve(ctx, f.op(1)); !errors.Is(err, billing.ErrClosed) {
+			t.Fatalf("reserve after close: %v", err)
+		}
+	})
+}
+
+// A caller that gives up while its reservation is being committed does not
+// keep the money: the ledger releases it.
+func TestAbandonedReservationIsReleased(t *testing.T) {
+	each(t, func(t *testing.T, eng storetest.Engine) {
+		f := setup(t, eng, 1000, 0, false)
+		for range 50 {
+			ctx, cancel := context.WithCancel(context.Background())
+			go cancel()
+			if held, err := f.ledger.Reserve(ctx, f.op(10)); err == nil {
+				// Not abandoned after all: this caller releases, as the relay does.
+				f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: held})
+			}
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if user, _ := f.balances(t); user == 1000 {
+				return
+			} else if time.Now().After(deadline) {
+				t.Fatalf("balance %d: abandoned reservations kept money", user)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+)
+
+// Errors of a refused reservation.
+var (
+	ErrUserQuota  = errors.New("insufficient user quota")
+	ErrTokenQuota = errors.New("insufficient token quota")
+)
+
+// ReserveOp asks to hold up to Amount of a user's balance and, when
+// TokenLimited, of the key's remaining quota, before a call is forwarded.
+type ReserveOp struct {
+	UserID, TokenID int64
+	TokenLimited    bool
+	Amount          int64
+}
+
+// ReserveResult is what a reservation held: at most the amount asked, capped
+// by what was available (so a low balance stays usable), or an error when
+// nothing was available.
+type ReserveResult struct {
+	Held int64
+	Err  error
+}
+
+// SettleOp finishes a call: Held - Cost goes back to the balance (a negative
+// difference charges the overrun), the usage counters of user, key and
+// channel grow by Cost, and Log, when set, is the consume log. A release is a
+// SettleOp with Cost 0 and no Log.
+type SettleOp struct {
+	UserID, TokenID, ChannelID int64
+	TokenLimited               bool
+	Held, Cost                 int64
+	Log                        *Log
+}
+
+// ApplyBilling applies settlements and then reservations in one
+// transaction: the group commit of the billing ledger. Operations on the
+// same user, key or channel are summed into one statement each. The result
+// has one entry per reservation, in order.
+func (s *Store) ApplyBilling(ctx context.Context, reserves []ReserveOp, settles []SettleOp) ([]ReserveResult, error) {
+	var results []ReserveResult
+	err := s.write(ctx, "apply billing", func(tx *Tx) error {
+		if err := tx.settle(settles); err != nil {
+			return err
+		}
+		var err error
+		results, err = tx.reserve(reserves)
+		return err
+	})
+	return results, err
+}
+
+type accountDelta struct {
+	quota, used, requests int64
+}
+
+func (tx *Tx) settle(ops []SettleOp) error {
+	if len(ops) == 0 {
+		return nil
+	}
+	users := map[int64]*accountDelta{}
+	tokens := map[int64]*accountDelta{}
+	limited := map[int64]bool{}
+	channels := map[int64]int64{}
+	var logs []Log
+	for _, op := range ops {
+		add(users, op.UserID, op.Held-op.Cost, op.Cost, op.Log != nil)
+		if op.TokenID != 0 {
+			add(tokens, op.TokenID, op.Held-op.Cost, op.Cost, op.Log != nil)
+			limited[op.TokenID] = op.TokenLimited
+		}
+		if op.ChannelID != 0 && op.Cost != 0 {
+			channels[op.ChannelID] += op.Cost
+		}
+		if op.Log != nil {
+			logs = append(logs, *op.Log)
+		}
+	}
+	now := time.Now().Unix()
+	for _, id := range sortedKeys(users) {
+		d := users[id]
+		err := tx.db.Exec("UPDATE users SET quota = quota + ?, used_quota = used_quota + ?, request_count = request_count + ? WHERE id = ?",
+			d.quota, d.used, d.requests, id).Error
+		if err != nil {
+			return err
+		}
+		if err := tx.changed("users", "UPDATE", id); err != nil {
+			return err
+		}
+	}
+	for _, id := range sortedKeys(tokens) {
+		d := tokens[id]
+		q := "UPDATE tokens SET used_quota = used_quota + ?, accessed_time = ? WHERE id = ?"
+		args := []any{d.used, now, id}
+		if limited[id] {
+			// A limited key that reaches zero becomes exhausted (status 4).
+			q = "UPDATE tokens SET remain_quota = remain_quota + ?, used_quota = used_quota + ?, accessed_time = ?, " +
+				"status = CASE WHEN status = 1 AND remain_quota + ? <= 0 THEN 4 ELSE status END WHERE id = ?"
+			args = []any{d.quota, d.used, now, d.quota, id}
+		}
+		if err := tx.db.Exec(q, args...).Error; err != nil {
+			return err
+		}
+		if err := tx.changed("tokens", "UPDATE", id); err != nil {
+			return err
+		}
+	}
+	for _, id := range sortedKeys(channels) {
+		if err := tx.db.Exec("UPDATE channels SET used_quota = used_quota + ? WHERE id = ?", channels[id], id).Error; err != nil {
+			return err
+		}
+		if err := tx.changed("channels", "UPDATE", id); err != nil {
+			return err
+		}
+	}
+	return tx.InsertLogs(logs)
+}
+
+func add(m map[int64]*accountDelta, id, quota, used int64, request bool) {
+	d := m[id]
+	if d == nil {
+		d = &accountDelta{}
+		m[id] = d
+	}
+	d.quota += quota
+	d.used += used
+	if request {
+		d.requests++
+	}
+}
+
+func sortedKeys[V any](m map[int64]V) []int64 {
+	keys := make([]int64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // one lock order for every transaction: no deadlock between nodes
+	return keys
+}
+
+// reserve reads the balances involved under lock, decides every reservation
+// against what is left, and writes each user's and key's total in one
+// conditional statement (which cannot fail while the rows are locked, and
+// would roll everything back if it did).
+func (tx *Tx) reserve(ops []ReserveOp) ([]ReserveResult, error) {
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	userLeft := map[int64]int64{}
+	tokenLeft := map[int64]int64{}
+	for _, op := range ops {
+		userLeft[op.UserID] = 0
+		if op.TokenLimited {
+			tokenLeft[op.TokenID] = 0
+		}
+	}
+	if err := tx.lockBalances("users", "quota", userLeft); err != nil {
+		return nil, err
+	}
+	if err := tx.lockBalances("tokens", "remain_quota", tokenLeft); err != nil {
+		return nil, err
+	}
+	userHeld := map[int64]int64{}
+	tokenHeld := map[int64]int64{}
+	results := make([]ReserveResult, len(ops))
+	for i, op := range ops {
+		held := min(op.Amount, userLeft[op.UserID])
+		if op.TokenLimited {
+			held = min(held, tokenLeft[op.TokenID])
+		}
+		switch {
+		case userLeft[op.UserID] <= 0:
+			results[i].Err = ErrUserQuota
+			continue
+		case op.TokenLimited && tokenLeft[op.TokenID] <= 0:
+			results[i].Err = ErrTokenQuota
+			continue
+		case held <= 0:
+			results[i].Err = ErrUserQuota
+			continue
+		}
+		results[i].Held = held
+		userLeft[op.UserID] -= held
+		userHeld[op.UserID] += held
+		if op.TokenLimited {
+			tokenLeft[op.TokenID] -= held
+			tokenHeld[op.TokenID] += held
+		}
+	}
+	if err := tx.takeBalances("users", "quota", userHeld); err != nil {
+		return nil, err
+	}
+	return results, tx.takeBalances("tokens", "remain_quota", tokenHeld)
+}
+
+// lockBalances reads col of the rows whose ids are the keys of left, locking
+// them for the rest of the transaction. A missing row keeps 0: nothing to
+// spend.
+func (tx *Tx) lockBalances(table, col string, left map[int64]int64) error {
+	if len(left) == 0 {
+		return nil
+	}
+	var rows []struct {
+		ID      int64
+		Balance int64
+	}
+	err := tx.forUpdate().Table(table).Select("id, "+col+" AS balance").Where("id IN ?", sortedKeys(left)).Order("id").Find(&rows).Error
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		left[r.ID] = r.Balance
+	}
+	return nil
+}
+
+func (tx *Tx) takeBalances(table, col string, held map[int64]int64) error {
+	for _, id := range sortedKeys(held) {
+		res := tx.db.Exec("UPDATE "+table+" SET "+col+" = "+col+" - ? WHERE id = ? AND "+col+" >= ?", held[id], id, held[id])
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 {
+			return ErrConflict // the locked balance moved: roll the batch back
+		}
+		if err := tx.changed(table, "UPDATE", id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
