@@ -91,7 +91,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.changed("users", "UPDATE", id); err != nil {
+		if err := tx.counted("users", id); err != nil {
 			return err
 		}
 	}
@@ -108,7 +108,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err := tx.db.Exec(q, args...).Error; err != nil {
 			return err
 		}
-		if err := tx.changed("tokens", "UPDATE", id); err != nil {
+		if err := tx.counted("tokens", id); err != nil {
 			return err
 		}
 	}
@@ -116,7 +116,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err := tx.db.Exec("UPDATE channels SET used_quota = used_quota + ? WHERE id = ?", channels[id], id).Error; err != nil {
 			return err
 		}
-		if err := tx.changed("channels", "UPDATE", id); err != nil {
+		if err := tx.counted("channels", id); err != nil {
 			return err
 		}
 	}
@@ -230,7 +230,7 @@ func (tx *Tx) takeBalances(table, col string, held map[int64]int64) error {
 		if res.RowsAffected != 1 {
 			return ErrConflict // the locked balance moved: roll the batch back
 		}
-		if err := tx.changed(table, "UPDATE", id); err != nil {
+		if err := tx.counted(table, id); err != nil {
 			return err
 		}
 	}

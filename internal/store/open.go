@@ -61,6 +61,8 @@ type Store struct {
 	// onChange, when set, is called inside the transaction of every change
 	// to a replicated table (the cluster outbox seam).
 	onChange func(tx *Tx, c Change) error
+	// committed are told the changes of each committed transaction.
+	committed []func(changes []Change)
 }
 
 // Change describes one row change of a replicated table.
@@ -68,6 +70,8 @@ type Change struct {
 	Table string
 	Op    string // INSERT, UPDATE or DELETE
 	ID    int64
+	// Counters is true when only balances or usage counters moved.
+	Counters bool
 }
 
 // Open connects, applies pending migrations and returns the Store.

@@ -16,8 +16,9 @@ import (
 // Tx is a transaction. Store methods that take a *Tx compose inside one
 // transaction; InTx and write hand it out.
 type Tx struct {
-	db *gorm.DB
-	s  *Store
+	db      *gorm.DB
+	s       *Store
+	changes []Change // for the after-commit listeners
 }
 
 // InTx runs fn in one write transaction: it commits when fn returns nil and
@@ -35,9 +36,14 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 	var err error
 	for attempt := 1; ; attempt++ {
+		var tx *Tx
 		err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
-			return fn(&Tx{db: db, s: s})
+			tx = &Tx{db: db, s: s}
+			return fn(tx)
 		})
+		if err == nil {
+			s.notifyCommitted(tx.changes)
+		}
 		if err == nil || attempt == maxTxAttempts || !isRetryable(err) || ctx.Err() != nil {
 			return err
 		}
@@ -73,13 +79,43 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *Tx) error) err
 // changed records a row change of a replicated table; every mutating method
 // calls it inside its transaction (the cluster outbox seam, DESIGN §6).
 func (tx *Tx) changed(table, op string, id int64) error {
+	return tx.record(Change{Table: table, Op: op, ID: id})
+}
+
+// counted records a change that only moved balances or usage counters
+// (quota, used_quota, request_count, remain_quota). Caches of everything
+// else ignore it, and the cluster replicates it as a delta (DESIGN §6).
+func (tx *Tx) counted(table string, id int64) error {
+	return tx.record(Change{Table: table, Op: "UPDATE", ID: id, Counters: true})
+}
+
+func (tx *Tx) record(c Change) error {
+	if len(tx.s.committed) > 0 {
+		tx.changes = append(tx.changes, c)
+	}
 	if tx.s.onChange == nil {
 		return nil
 	}
-	if err := tx.s.onChange(tx, Change{Table: table, Op: op, ID: id}); err != nil {
-		return fmt.Errorf("record change of %s %d: %w", table, id, err)
+	if err := tx.s.onChange(tx, c); err != nil {
+		return fmt.Errorf("record change of %s %d: %w", c.Table, c.ID, err)
 	}
 	return nil
+}
+
+// OnCommit registers f to be told, after each committed transaction, which
+// rows it changed. Caches use it to drop stale entries; f must be quick and
+// must not write. Register before serving.
+func (s *Store) OnCommit(f func(changes []Change)) {
+	s.committed = append(s.committed, f)
+}
+
+func (s *Store) notifyCommitted(changes []Change) {
+	if len(changes) == 0 {
+		return
+	}
+	for _, f := range s.committed {
+		f(changes)
+	}
 }
 
 // read returns a handle for reads outside a transaction.

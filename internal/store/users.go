@@ -227,9 +227,7 @@ func (tx *Tx) AddUserQuota(id, delta int64) error {
 		}
 		return fmt.Errorf("user %d balance below %d: %w", id, -delta, ErrConflict)
 	}
-	// Balances replicate as deltas (DESIGN §6); the cluster issue gives this
-	// change its own event kind.
-	return tx.changed("users", "UPDATE", id)
+	return tx.counted("users", id)
 }
 
 // RootUser returns the oldest user with the root role: the account that
