@@ -20,7 +20,7 @@ func TestChatRequestRoundTrip(t *testing.T) {
 		{"tool conversation with images", `{"messages":[
 			{"role":"user","content":[{"type":"text","text":"Look:"},
 				{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/4AAQ"}},
-				{"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]},
+				{"type":"image_url","image_url":{"url":"http://example.com/a.png"}}]},
 			{"role":"assistant","content":"Checking.","tool_calls":[
 				{"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\": \"Oslo\"}"}},
 				{"id":"call_2","type":"function","function":{"name":"time","arguments":""}}]},

@@ -204,3 +204,21 @@ func TestMessagesStreamToolCallsAtSameIndex(t *testing.T) {
 		t.Errorf("%d blocks, want 2: %v", starts, names(events))
 	}
 }
+
+// A fragment for a call whose block is already closed cannot be placed:
+// it is dropped rather than opening a nameless tool_use block.
+func TestMessagesStreamStrayFragment(t *testing.T) {
+	zero, one := 0, 1
+	chunk := func(tc openai.ToolCall) *openai.ChatChunk {
+		return &openai.ChatChunk{Choices: []openai.ChunkChoice{{Delta: openai.Delta{ToolCalls: []openai.ToolCall{tc}}}}}
+	}
+	s := NewMessagesStream("m", "msg")
+	events := s.Convert(chunk(openai.ToolCall{Index: &zero, ID: "a", Function: openai.FunctionCall{Name: "f", Arguments: "{}"}}))
+	events = append(events, s.Convert(chunk(openai.ToolCall{Index: &one, ID: "b", Function: openai.FunctionCall{Name: "g", Arguments: "{}"}}))...)
+	events = append(events, s.Convert(chunk(openai.ToolCall{Index: &zero, Function: openai.FunctionCall{Arguments: `{"late":1}`}}))...)
+	events = append(events, s.Finish()...)
+	checkEvents(t, events)
+	if n := len(events); n != 9 {
+		t.Errorf("%d events: %v", n, names(events))
+	}
+}
