@@ -44,6 +44,25 @@ func (s *ChatStream) Convert(ev sse.Event) ([]openai.ChatChunk, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.convert(typ, ev)
+}
+
+// Observe reads only what Usage and Done report, skipping the content
+// events that make up most of a stream. It returns the same errors as
+// Convert.
+func (s *ChatStream) Observe(ev sse.Event) error {
+	typ, err := eventType(ev)
+	if err != nil {
+		return err
+	}
+	switch typ {
+	case EventMessageStart, EventMessageDelta, EventMessageStop, EventError:
+		_, err = s.convert(typ, ev)
+	}
+	return err
+}
+
+func (s *ChatStream) convert(typ string, ev sse.Event) ([]openai.ChatChunk, error) {
 	switch typ {
 	case EventMessageStart:
 		var e MessageStart
@@ -96,21 +115,6 @@ func (s *ChatStream) Convert(ev sse.Event) ([]openai.ChatChunk, error) {
 		return nil, &StreamError{Type: e.Error.Type, Message: e.Error.Message}
 	}
 	return nil, nil
-}
-
-// Observe reads only what Usage and Done report, skipping the content
-// events that make up most of a stream. It returns the same errors as
-// Convert.
-func (s *ChatStream) Observe(ev sse.Event) error {
-	typ, err := eventType(ev)
-	if err != nil {
-		return err
-	}
-	switch typ {
-	case EventMessageStart, EventMessageDelta, EventMessageStop, EventError:
-		_, err = s.Convert(ev)
-	}
-	return err
 }
 
 func (s *ChatStream) blockStart(e ContentBlockStart) []openai.ChatChunk {
