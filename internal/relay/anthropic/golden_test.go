@@ -171,8 +171,8 @@ func TestChatStreamGolden(t *testing.T) {
 	})
 }
 
-func readEvents(t *testing.T, in []byte) []sse.Event {
-	t.Helper()
+func readEvents(tb testing.TB, in []byte) []sse.Event {
+	tb.Helper()
 	r := sse.NewReader(bytes.NewReader(in), 1<<20)
 	var events []sse.Event
 	for {
@@ -181,7 +181,7 @@ func readEvents(t *testing.T, in []byte) []sse.Event {
 			return events
 		}
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		events = append(events, sse.Event{Name: ev.Name, Data: bytes.Clone(ev.Data)})
 	}

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/relay/openai"
@@ -221,4 +222,36 @@ func TestMessagesStreamStrayFragment(t *testing.T) {
 	if n := len(events); n != 9 {
 		t.Errorf("%d events: %v", n, names(events))
 	}
+}
+
+// The relay feeds every upstream event through a ChatStream, so its cost
+// per event matters: go test -bench ChatStream -benchmem.
+func BenchmarkChatStream(b *testing.B) {
+	in, err := os.ReadFile("testdata/chat_stream/thinking_text_tools.sse")
+	if err != nil {
+		b.Fatal(err)
+	}
+	events := readEvents(b, in)
+	b.Run("Convert", func(b *testing.B) {
+		for b.Loop() {
+			s := NewChatStream("m", 0)
+			for _, ev := range events {
+				if _, err := s.Convert(ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+	})
+	b.Run("Observe", func(b *testing.B) {
+		for b.Loop() {
+			s := NewChatStream("m", 0)
+			for _, ev := range events {
+				if err := s.Observe(ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+	})
 }
