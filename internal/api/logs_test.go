@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -95,6 +96,8 @@ func newLogFixture(t *testing.T) *logFixture {
 	f := &logFixture{e: e}
 	f.alice, f.aliceID = e.NewUser("alice", 1)
 	f.bob, f.bobID = e.NewUser("bob", 1)
+	// Start from no logs: the first start's system log would be the newest.
+	e.Root().OK("DELETE", fmt.Sprintf("/api/log/?target_timestamp=%d", time.Now().Unix()+60), nil)
 	rows := insertLogs(t, e,
 		store.Log{UserID: f.aliceID, Username: "alice", CreatedAt: base + 10, Type: store.LogConsume, ModelName: "gpt-4o",
 			TokenName: "ta", ChannelID: 1, Group: "default", Quota: 100, PromptTokens: 10, CompletionTokens: 20,

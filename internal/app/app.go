@@ -18,9 +18,11 @@ import (
 
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/auth"
+	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/relay"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
 )
@@ -35,9 +37,9 @@ type App struct {
 	Store   *store.Store
 	Options *option.Registry
 	logs    *logwriter.Writer[store.Log]
+	ledger  *billing.Ledger
+	relay   *relay.Relay
 	redis   *redis.Client // nil without REDIS_CONN_STRING
-	// systemLog is the first-start record, written once the log writer runs.
-	systemLog *store.Log
 	handler   http.Handler
 
 	stopBackground context.CancelFunc
@@ -64,9 +66,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a.logs = logwriter.New[store.Log](st, logwriter.Config{Logger: log})
-	if a.systemLog != nil {
-		a.logs.Write(*a.systemLog)
-	}
 	throttle, err := a.loginThrottle(ctx)
 	if err != nil {
 		st.Close()
@@ -84,9 +83,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Version:         Version,
 		StartTime:       time.Now(),
 	})
+	a.ledger = billing.New(st, billing.Config{Logger: log})
+	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log})
+	if err != nil {
+		a.ledger.Close(ctx)
+		st.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/api/", apiServer.Handler())
-	a.handler = withRequestLog(log, http.NewCrossOriginProtection().Handler(mux))
+	// Cross-site browser writes are refused on /api, whose session is a
+	// cookie; /v1 is called with keys, often from other origins.
+	mux.Handle("/api/", http.NewCrossOriginProtection().Handler(apiServer.Handler()))
+	mux.Handle("/v1/", a.relay.Handler())
+	a.handler = withRequestLog(log, mux)
 
 	bg, cancel := context.WithCancel(context.Background())
 	a.stopBackground = cancel
@@ -136,14 +145,19 @@ func (a *App) ensureRoot(ctx context.Context) error {
 		Username: user.RootUsername, DisplayName: "Root", PasswordHash: hash,
 		Role: user.RoleRoot, Status: user.StatusEnabled, Group: user.DefaultGroup, AffCode: rand.Text()[:8],
 	}
-	if err := a.Store.CreateUser(ctx, &root); err != nil {
+	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.CreateUser(&root); err != nil {
+			return err
+		}
+		return tx.InsertLogs([]store.Log{{UserID: root.ID, Username: root.Username, Type: store.LogSystem,
+			Content: "首次启动: 创建 root 用户"}})
+	})
+	if err != nil {
 		if errors.Is(err, store.ErrDuplicate) { // another node created it first
 			return nil
 		}
 		return fmt.Errorf("create root user: %w", err)
 	}
-	a.systemLog = &store.Log{UserID: root.ID, Username: root.Username, Type: store.LogSystem,
-		Content: "首次启动: 创建 root 用户"}
 	if generated {
 		// Printed once, on purpose: the operator needs it to log in.
 		a.log.Warn("created the root user with a random password; change it after logging in",
@@ -183,9 +197,10 @@ func (a *App) Serve(ctx context.Context) error {
 // Close flushes pending writes and closes the database.
 func (a *App) Close() error {
 	a.stopBackground()
+	a.relay.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	flushErr := a.logs.Close(ctx)
+	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx))
 	var redisErr error
 	if a.redis != nil {
 		redisErr = a.redis.Close()

@@ -21,15 +21,29 @@ const (
 	RegisterEnabled = "RegisterEnabled"
 	NewUserQuota    = "NewUserQuota"
 	SystemName      = "SystemName"
+	// RetryTimes is how many other channels a failed relay call tries.
+	RetryTimes = "RetryTimes"
+	// ChannelCooldownSeconds is how long a channel that answered 429 is
+	// skipped.
+	ChannelCooldownSeconds = "ChannelCooldownSeconds"
+	// RelayMaxBodyMB bounds a /v1 request body.
+	RelayMaxBodyMB = "RelayMaxBodyMB"
+	// DefaultMaxTokens is the completion size a reservation assumes when a
+	// request sets no max_tokens.
+	DefaultMaxTokens = "DefaultMaxTokens"
 )
 
 // Snapshot is one consistent set of settings. It is never modified after it
 // is published.
 type Snapshot struct {
-	RegisterEnabled bool
-	NewUserQuota    int64
-	SystemName      string
-	raw             map[string]string
+	RegisterEnabled  bool
+	NewUserQuota     int64
+	SystemName       string
+	RetryTimes       int64
+	ChannelCooldown  time.Duration
+	RelayMaxBody     int64 // bytes
+	DefaultMaxTokens int64
+	raw              map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.
@@ -45,6 +59,24 @@ var definitions = map[string]definition{
 	}},
 	NewUserQuota: {"0", func(s *Snapshot, v string) (err error) {
 		s.NewUserQuota, err = parseQuota(v)
+		return err
+	}},
+	RetryTimes: {"2", func(s *Snapshot, v string) (err error) {
+		s.RetryTimes, err = parseRange(v, 0, 10)
+		return err
+	}},
+	ChannelCooldownSeconds: {"60", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 0, 86400)
+		s.ChannelCooldown = time.Duration(n) * time.Second
+		return err
+	}},
+	RelayMaxBodyMB: {"32", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 1, 1024)
+		s.RelayMaxBody = n << 20
+		return err
+	}},
+	DefaultMaxTokens: {"4096", func(s *Snapshot, v string) (err error) {
+		s.DefaultMaxTokens, err = parseRange(v, 1, 10_000_000)
 		return err
 	}},
 	SystemName: {"modelgate", func(s *Snapshot, v string) error {
@@ -71,6 +103,15 @@ func parseQuota(v string) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
 		return 0, errors.New("必须是不小于 0 的整数")
+	}
+	return n, nil
+}
+
+// parseRange reads a whole number within [lo, hi].
+func parseRange(v string, lo, hi int64) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("必须是 %d 到 %d 之间的整数", lo, hi)
 	}
 	return n, nil
 }

@@ -1,0 +1,256 @@
+package relay
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// call is one relayed request from authentication to settlement.
+type call struct {
+	rl        *Relay
+	ep        *endpoint
+	w         http.ResponseWriter
+	r         *http.Request
+	start     time.Time
+	requestID string
+
+	key    *keyEntry
+	pinned int64
+	body   []byte
+	meta   requestMeta
+	snap   *snapshot
+	price  store.ModelPrice
+	disc   float64
+	held   int64
+
+	// set by the attempt that answered the client
+	channel   *upstream
+	usage     pricing.Usage
+	estimated bool // usage counted locally: the upstream reported none
+	wrote     bool // something reached the client: no retry, no error body
+}
+
+// serve adapts one endpoint: failures before anything was written answer in
+// the ingress dialect's error shape.
+func (rl *Relay) serve(ep *endpoint) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r)}
+		w.Header().Set("X-Request-Id", c.requestID)
+		err := c.run()
+		rl.putBody(c.body)
+		if err != nil && !c.wrote {
+			writeError(w, ep.ingress, err)
+		}
+	})
+}
+
+// requestID is the caller's X-Request-Id when it sent a sane one, else a
+// new random id.
+func requestID(r *http.Request) string {
+	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 {
+		return id
+	}
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (c *call) run() error {
+	var err error
+	if c.key, c.pinned, err = c.rl.authenticate(c.r); err != nil {
+		return err
+	}
+	if c.body, err = c.rl.readBody(c.w, c.r); err != nil {
+		return err
+	}
+	if c.meta, err = parseMeta(c.ep, c.r, c.body); err != nil {
+		return err
+	}
+	if err := authorize(c.r, c.key, c.pinned, c.meta.model); err != nil {
+		return err
+	}
+	c.snap = c.rl.catalog.cur.Load()
+	price, ok := c.snap.prices[c.meta.model]
+	if !ok {
+		return forbidden(fmt.Sprintf(msgNoPriceFmt, c.meta.model), "model_price_not_set")
+	}
+	c.price, c.disc = price, pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model)
+	if c.pinned == 0 && len(c.snap.routes[groupModelKey(c.key.user.Group, c.meta.model)]) == 0 {
+		return errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
+	}
+	if err := c.reserve(); err != nil {
+		return err
+	}
+	err = c.forward()
+	c.settle()
+	return err
+}
+
+// reserve holds the call's estimated cost (DESIGN §4): the prompt at about
+// three bytes per token plus the requested completion size (or the
+// DefaultMaxTokens option), priced like the real call. The ledger caps it by
+// what is available, so a low balance stays usable and the worst overrun is
+// one call.
+func (c *call) reserve() error {
+	opts := c.rl.Options.Current()
+	completion := c.meta.maxTokens
+	if completion <= 0 {
+		completion = opts.DefaultMaxTokens
+	}
+	if c.ep.usage == usageEmbeddings {
+		completion = 0
+	}
+	est := pricing.Quota(c.price.Price(), pricing.Usage{PromptTokens: int64(len(c.body))/3 + 16, CompletionTokens: completion}, c.disc)
+	held, err := c.rl.Ledger.Reserve(c.r.Context(), store.ReserveOp{
+		UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota, Amount: max(est, 1),
+	})
+	switch {
+	case errors.Is(err, store.ErrUserQuota):
+		return forbidden(MsgUserQuota, "insufficient_user_quota")
+	case errors.Is(err, store.ErrTokenQuota):
+		return forbidden(MsgTokenQuota, "insufficient_token_quota")
+	case err != nil:
+		return err
+	}
+	c.held = held
+	return nil
+}
+
+// forward tries channels until one answers: the pinned one only, or up to
+// 1 + RetryTimes candidates. A failure that reached the client is final.
+func (c *call) forward() error {
+	tried := map[int64]bool{}
+	attempts := 1 + int(c.rl.Options.Current().RetryTimes)
+	var last error
+	for range attempts {
+		u := c.choose(tried)
+		if u == nil {
+			break
+		}
+		tried[u.ID] = true
+		err := c.attempt(u)
+		if err == nil || c.wrote {
+			return err
+		}
+		last = err
+		var fail *upstreamFailure
+		if !errors.As(err, &fail) || !fail.retry {
+			break
+		}
+		c.rl.Log.Warn("upstream failed, trying another channel", "channel", u.ID, "status", fail.status, "request_id", c.requestID)
+	}
+	if last == nil {
+		return errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
+	}
+	var fail *upstreamFailure
+	if errors.As(last, &fail) {
+		return fail.clientError()
+	}
+	return last
+}
+
+// choose picks the next channel: the pinned one (once), or by priority and
+// weight among the candidates not tried, not cooling down and able to speak
+// this endpoint.
+func (c *call) choose(tried map[int64]bool) *upstream {
+	if c.pinned != 0 {
+		u := c.snap.channels[c.pinned]
+		if u == nil || tried[u.ID] || !c.serves(u) {
+			return nil
+		}
+		return u
+	}
+	tiers := c.snap.routes[groupModelKey(c.key.user.Group, c.meta.model)]
+	return pick(tiers, func(u *upstream) bool {
+		return tried[u.ID] || !c.serves(u) || c.rl.coolingDown(u.ID)
+	})
+}
+
+// serves reports whether channel u can serve this endpoint: chat calls go
+// to every dialect by conversion, the rest only to OpenAI-compatible ones.
+func (c *call) serves(u *upstream) bool {
+	return c.ep.chat || dialectOf(u.Type) == dialectOpenAI
+}
+
+// settle bills the exact usage, or releases the hold when the call failed
+// before any usage. It never depends on the client's connection.
+func (c *call) settle() {
+	op := store.SettleOp{UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota, Held: c.held}
+	if c.channel != nil {
+		cost := pricing.Quota(c.price.Price(), c.usage, c.disc)
+		if cost > 0 {
+			op.ChannelID, op.Cost = c.channel.ID, cost
+			op.Log = c.consumeLog(cost)
+		}
+	}
+	c.rl.Ledger.Settle(op)
+}
+
+func (c *call) consumeLog(cost int64) *store.Log {
+	content := fmt.Sprintf("输入 %g 元/百万 tokens, 输出 %g 元/百万 tokens, 缓存 %g 元/百万 tokens, 分组倍率 %g",
+		c.price.InputPrice, c.price.OutputPrice, c.price.CachedPrice, c.disc)
+	if c.price.BillingType == pricing.BillingPerRequest {
+		content = fmt.Sprintf("按次 %g 元, 分组倍率 %g", c.price.PerRequestPrice, c.disc)
+	}
+	if c.estimated {
+		content += " (上游未返回用量, tokens 为本地估算)"
+	}
+	return &store.Log{
+		UserID: c.key.user.ID, Username: c.key.user.Username, Group: c.key.user.Group,
+		TokenID: c.key.token.ID, TokenName: c.key.token.Name, Type: store.LogConsume,
+		ModelName: c.meta.model, Quota: cost, Content: content,
+		PromptTokens: c.usage.PromptTokens, CompletionTokens: c.usage.CompletionTokens, CachedTokens: c.usage.CachedTokens,
+		ChannelID: c.channel.ID, RequestID: c.requestID, ElapsedTime: time.Since(c.start).Milliseconds(),
+		IsStream: c.meta.stream, SessionKey: c.r.Header.Get("X-Session-Key"),
+	}
+}
+
+// readBody reads the request body into a pooled buffer, bounded by the
+// RelayMaxBodyMB option.
+func (rl *Relay) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	limit := rl.Options.Current().RelayMaxBody
+	if r.ContentLength > limit {
+		return nil, errf(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", MsgBodyTooLarge)
+	}
+	buf := rl.getBody()
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return buf, errf(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", MsgBodyTooLarge)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, badRequest("read request body: " + err.Error())
+		}
+	}
+}
+
+func (rl *Relay) getBody() []byte {
+	if p, ok := rl.bodies.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, 4096)
+}
+
+// putBody returns a request buffer to the pool; huge ones are dropped so
+// the pool does not pin memory after a rare large upload.
+func (rl *Relay) putBody(b []byte) {
+	if b == nil || cap(b) > 1<<20 {
+		return
+	}
+	rl.bodies.Put(&b)
+}

@@ -1,0 +1,192 @@
+package relay
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/channel"
+	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// upstream is an enabled channel as the relay uses it.
+type upstream struct {
+	ID      int64
+	Type    int
+	Name    string
+	Key     string
+	BaseURL string
+	Mapping map[string]string // requested model → upstream model
+}
+
+// upstreamModel is the model name sent upstream for a requested model.
+func (u *upstream) upstreamModel(model string) string {
+	if m, ok := u.Mapping[model]; ok {
+		return m
+	}
+	return model
+}
+
+// tier is the channels of one priority for a (group, model), with weights.
+type tier struct {
+	priority int64
+	channels []*upstream
+	weights  []int64
+}
+
+// snapshot is one consistent view of routing and prices. It is replaced
+// whole, never modified, so requests read it without locks.
+type snapshot struct {
+	channels    map[int64]*upstream
+	routes      map[string][]tier // groupModelKey → tiers, highest priority first
+	prices      map[string]store.ModelPrice
+	groupPrices []pricing.GroupPrice
+}
+
+func groupModelKey(group, model string) string { return group + "\x00" + model }
+
+// catalog holds the current snapshot and rebuilds it when channels or
+// prices change (on this node: at once, after the commit; on other nodes
+// sharing the database: within the reload interval).
+type catalog struct {
+	store *store.Store
+	log   *slog.Logger
+	cur   atomic.Pointer[snapshot]
+	mu    sync.Mutex // one rebuild at a time
+}
+
+func newCatalog(ctx context.Context, st *store.Store, log *slog.Logger) (*catalog, error) {
+	c := &catalog{store: st, log: log}
+	if err := c.reload(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *catalog) reload(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	channels, abilities, err := c.store.RoutingData(ctx)
+	if err != nil {
+		return err
+	}
+	prices, err := c.store.ModelPrices(ctx)
+	if err != nil {
+		return err
+	}
+	groupPrices, err := c.store.GroupPrices(ctx)
+	if err != nil {
+		return err
+	}
+	s := &snapshot{
+		channels:    make(map[int64]*upstream, len(channels)),
+		routes:      map[string][]tier{},
+		prices:      make(map[string]store.ModelPrice, len(prices)),
+		groupPrices: store.Discounts(groupPrices),
+	}
+	for _, ch := range channels {
+		mapping, err := channel.ParseModelMapping(ch.ModelMapping)
+		if err != nil {
+			c.log.Warn("channel has an invalid model mapping; ignoring it", "channel", ch.ID)
+		}
+		s.channels[ch.ID] = &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping}
+	}
+	for _, a := range abilities { // ordered by priority, highest first
+		u := s.channels[a.ChannelID]
+		if u == nil {
+			continue
+		}
+		key := groupModelKey(a.Group, a.Model)
+		tiers := s.routes[key]
+		if n := len(tiers); n == 0 || tiers[n-1].priority != a.Priority {
+			tiers = append(tiers, tier{priority: a.Priority})
+		}
+		t := &tiers[len(tiers)-1]
+		t.channels = append(t.channels, u)
+		t.weights = append(t.weights, a.Weight)
+		s.routes[key] = tiers
+	}
+	for _, p := range prices {
+		if p.Enabled {
+			s.prices[p.ModelName] = p
+		}
+	}
+	c.cur.Store(s)
+	return nil
+}
+
+// changed rebuilds the snapshot when a committed change touches what it is
+// built from. It runs on the goroutine that committed (an admin request), so
+// the admin's next call already routes by the new data; the billing path's
+// counter-only changes never trigger it.
+func (c *catalog) changed(changes []store.Change) {
+	for _, ch := range changes {
+		if ch.Counters {
+			continue
+		}
+		switch ch.Table {
+		case "channels", "abilities", "model_prices", "group_prices":
+			if err := c.reload(context.Background()); err != nil {
+				c.log.Error("reload routing catalog", "err", err)
+			}
+			return
+		}
+	}
+}
+
+// watch reloads periodically until ctx ends, for changes made by other
+// nodes that share the database.
+func (c *catalog) watch(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := c.reload(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("reload routing catalog", "err", err)
+			}
+		}
+	}
+}
+
+// pick chooses a channel among the tiers, highest priority first and by
+// weight within a tier, skipping channels for which skip is true. Weight 0
+// is chosen only when no channel of the tier has a positive weight.
+func pick(tiers []tier, skip func(*upstream) bool) *upstream {
+	for _, t := range tiers {
+		var total int64
+		var zero []*upstream
+		for i, u := range t.channels {
+			if skip(u) {
+				continue
+			}
+			total += t.weights[i]
+			if t.weights[i] == 0 {
+				zero = append(zero, u)
+			}
+		}
+		if total == 0 {
+			if len(zero) > 0 {
+				return zero[rand.IntN(len(zero))]
+			}
+			continue
+		}
+		r := rand.Int64N(total)
+		for i, u := range t.channels {
+			if skip(u) || t.weights[i] == 0 {
+				continue
+			}
+			if r < t.weights[i] {
+				return u
+			}
+			r -= t.weights[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package relay
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+)
+
+// requestMeta is what routing and billing read from a request body.
+type requestMeta struct {
+	model        string
+	stream       bool
+	maxTokens    int64
+	includeUsage bool // the client asked for the final usage chunk
+}
+
+// parseMeta reads the model and the few fields billing needs, without
+// keeping the decoded body: same-dialect calls forward the bytes as sent.
+func parseMeta(ep *endpoint, r *http.Request, body []byte) (requestMeta, error) {
+	if ep.multipart {
+		return multipartMeta(r, body)
+	}
+	var m struct {
+		Model               string `json:"model"`
+		Stream              bool   `json:"stream"`
+		MaxTokens           int64  `json:"max_tokens"`
+		MaxCompletionTokens int64  `json:"max_completion_tokens"`
+		MaxOutputTokens     int64  `json:"max_output_tokens"`
+		StreamOptions       *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return requestMeta{}, badRequest(MsgInvalidJSON)
+	}
+	if strings.TrimSpace(m.Model) == "" {
+		return requestMeta{}, badRequest(MsgModelRequired)
+	}
+	meta := requestMeta{model: m.Model, stream: m.Stream, maxTokens: max(m.MaxTokens, m.MaxCompletionTokens, m.MaxOutputTokens)}
+	meta.includeUsage = m.StreamOptions != nil && m.StreamOptions.IncludeUsage
+	return meta, nil
+}
+
+// multipartMeta finds the model field of a multipart upload (audio
+// transcriptions).
+func multipartMeta(r *http.Request, body []byte) (requestMeta, error) {
+	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || params["boundary"] == "" {
+		return requestMeta{}, badRequest("需要 multipart/form-data 请求体")
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return requestMeta{}, badRequest(MsgModelRequired)
+		}
+		if err != nil {
+			return requestMeta{}, badRequest("multipart 请求体无效")
+		}
+		if part.FormName() == "model" {
+			v, _ := io.ReadAll(io.LimitReader(part, 256))
+			if model := strings.TrimSpace(string(v)); model != "" {
+				return requestMeta{model: model}, nil
+			}
+			return requestMeta{}, badRequest(MsgModelRequired)
+		}
+	}
+}
+
+// rewriteJSON returns body with top-level fields replaced (nil removes the
+// field). Only called when something must change, so same-dialect calls
+// without a model mapping forward the client's bytes untouched.
+func rewriteJSON(body []byte, set map[string]any) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return nil, err
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(fields, k)
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		fields[k] = b
+	}
+	return json.Marshal(fields)
+}
+
+// rewriteMultipartModel rebuilds a multipart body with another model field.
+func rewriteMultipartModel(contentType string, body []byte, model string) ([]byte, string, error) {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return nil, "", err
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	var out bytes.Buffer
+	mw := multipart.NewWriter(&out)
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		w, err := mw.CreatePart(part.Header)
+		if err != nil {
+			return nil, "", err
+		}
+		if part.FormName() == "model" {
+			io.WriteString(w, model)
+			continue
+		}
+		if _, err := io.Copy(w, part); err != nil {
+			return nil, "", err
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return nil, "", err
+	}
+	return out.Bytes(), mw.FormDataContentType(), nil
+}

@@ -1,0 +1,181 @@
+package relay
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/relay/sse"
+)
+
+// maxResponse bounds a non-streaming upstream answer held in memory, and
+// maxEvent one stream event.
+const (
+	maxResponse = 64 << 20
+	maxEvent    = 16 << 20
+	// maxFallbackText bounds the stream text kept for counting tokens
+	// locally when the upstream reports no usage.
+	maxFallbackText = 1 << 20
+)
+
+// passthroughOpenAI forwards a call to an OpenAI-compatible channel in its
+// own dialect. The body goes as the client sent it unless the channel maps
+// the model or a stream needs usage reporting turned on; the answer goes
+// back as it came, with usage read on the way.
+func (c *call) passthroughOpenAI(u *upstream) error {
+	body, contentType := c.body, c.r.Header.Get("Content-Type")
+	if contentType == "" {
+		contentType = "application/json"
+	}
+	model := u.upstreamModel(c.meta.model)
+	set := map[string]any{}
+	if model != c.meta.model {
+		set["model"] = model
+	}
+	if c.meta.stream && c.ep.usage == usageChat && !c.meta.includeUsage {
+		set["stream_options"] = map[string]bool{"include_usage": true}
+	}
+	if len(set) > 0 {
+		var err error
+		if c.ep.multipart {
+			body, contentType, err = rewriteMultipartModel(contentType, body, model)
+		} else {
+			body, err = rewriteJSON(body, set)
+		}
+		if err != nil {
+			return badRequest(MsgInvalidJSON)
+		}
+	}
+	req, err := c.newUpstreamRequest(u, joinURL(u.BaseURL, c.ep.path), body, contentType)
+	if err != nil {
+		return err
+	}
+	resp, err := c.send(u, req)
+	if err != nil {
+		return err
+	}
+	c.channel = u
+	if resp.StatusCode != http.StatusOK {
+		return c.relayVerbatim(resp)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return c.streamOpenAI(resp)
+	}
+	return c.copyJSON(resp)
+}
+
+// copyJSON relays a complete answer and reads its usage. Binary answers
+// (speech audio) are relayed as they are.
+func (c *call) copyJSON(resp *http.Response) error {
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return &upstreamFailure{status: resp.StatusCode, detail: err.Error(), retry: true}
+	}
+	isJSON := strings.Contains(resp.Header.Get("Content-Type"), "json")
+	if isJSON && !json.Valid(raw) {
+		// A 200 with garbage: nothing usable reached the client yet.
+		return &upstreamFailure{status: http.StatusBadGateway, detail: "invalid JSON from upstream", retry: true}
+	}
+	if usage, ok := usageFromJSON(c.ep.usage, raw); ok {
+		c.usage = usage
+	} else {
+		c.countLocally(collectText(raw, completionKeys))
+	}
+	copyHeaders(c.w.Header(), resp.Header)
+	c.w.WriteHeader(resp.StatusCode)
+	c.wrote = true
+	_, err = c.w.Write(raw)
+	return err
+}
+
+// streamOpenAI relays SSE event by event, flushing each. The usage chunk
+// the relay asked for on the client's behalf is not shown to a client that
+// did not ask for it. A broken upstream stream is reported in the stream
+// and never closed with [DONE].
+func (c *call) streamOpenAI(resp *http.Response) error {
+	defer resp.Body.Close()
+	h := c.w.Header()
+	copyHeaders(h, resp.Header)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.w.WriteHeader(http.StatusOK)
+	c.wrote = true
+	rc := http.NewResponseController(c.w)
+	rc.Flush()
+
+	var seen bytes.Buffer // event data, for counting tokens when no usage comes
+	found := false
+	rd := sse.NewReader(resp.Body, maxEvent)
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			c.finishUnreported(found, &seen)
+			if c.r.Context().Err() != nil {
+				return nil // the client left; billed for what was produced
+			}
+			writeStreamError(c.w, "upstream stream broken: "+err.Error())
+			rc.Flush()
+			return nil
+		}
+		if usage, ok := usageFromEvent(c.ep.usage, ev); ok {
+			c.usage, found = usage, true
+			if c.ep.usage == usageChat && !c.meta.includeUsage && isUsageOnlyChunk(ev.Data) {
+				continue
+			}
+		} else if !found && seen.Len() < maxFallbackText {
+			seen.Write(ev.Data)
+			seen.WriteByte('\n')
+		}
+		if err := sse.Write(c.w, ev.Name, ev.Data); err != nil {
+			c.finishUnreported(found, &seen)
+			return nil // the client left
+		}
+		rc.Flush()
+	}
+	c.finishUnreported(found, &seen)
+	return nil
+}
+
+// finishUnreported counts tokens locally when the stream carried no usage.
+func (c *call) finishUnreported(found bool, seen *bytes.Buffer) {
+	if found {
+		return
+	}
+	var text strings.Builder
+	for _, line := range bytes.Split(seen.Bytes(), []byte("\n")) {
+		text.WriteString(collectText(line, completionKeys))
+	}
+	c.countLocally(text.String())
+}
+
+// countLocally sets the usage from local token counts of the request and of
+// the produced text, and marks it estimated.
+func (c *call) countLocally(completion string) {
+	c.estimated = true
+	c.usage = pricing.Usage{
+		PromptTokens:     c.rl.tokens.Count(c.meta.model, collectText(c.body, promptKeys)),
+		CompletionTokens: c.rl.tokens.Count(c.meta.model, completion),
+	}
+}
+
+// writeStreamError reports a failure inside an SSE stream in the OpenAI
+// error shape.
+func writeStreamError(w io.Writer, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": msg, "type": "upstream_error"}})
+	sse.Write(w, "", b)
+}
+
+// isUsageOnlyChunk reports a chunk with no choices: the final usage chunk.
+func isUsageOnlyChunk(data []byte) bool {
+	var chunk struct {
+		Choices []json.RawMessage `json:"choices"`
+	}
+	return json.Unmarshal(data, &chunk) == nil && len(chunk.Choices) == 0
+}

@@ -1,0 +1,128 @@
+// Package relay serves the /v1 gateway: it authenticates sk- keys, picks an
+// upstream channel, forwards the call (JSON or SSE, converting dialects
+// where ingress and channel differ), retries on another channel when an
+// upstream fails before anything reached the client, and bills the exact
+// usage through the billing ledger.
+//
+// The hot path reads keys, routes and prices from memory (keycache.go,
+// catalog.go); its only synchronous database work is the reservation, which
+// correctness needs. Settlement and the consume log are group-committed.
+package relay
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/relay/tokencount"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Deps is what the relay needs; app wires it.
+type Deps struct {
+	Store   *store.Store
+	Ledger  *billing.Ledger
+	Options *option.Registry
+	Log     *slog.Logger
+	// Transport carries upstream calls; nil gets a transport tuned for many
+	// concurrent keep-alive connections to few hosts.
+	Transport http.RoundTripper
+	// ReloadEvery is how often caches re-read the database, so changes made
+	// by other nodes sharing it are seen. Default 10 s.
+	ReloadEvery time.Duration
+}
+
+// Relay is the /v1 handler.
+type Relay struct {
+	Deps
+	client  *http.Client
+	keys    *keyCache
+	catalog *catalog
+	tokens  tokencount.Counter
+	bodies  sync.Pool // *[]byte request buffers
+
+	cooldownMu sync.Mutex
+	cooldown   map[int64]time.Time // channel id → skipped until
+
+	stop context.CancelFunc
+}
+
+// New loads the routing catalog and starts the cache refreshers.
+func New(ctx context.Context, d Deps) (*Relay, error) {
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.ReloadEvery <= 0 {
+		d.ReloadEvery = 10 * time.Second
+	}
+	if d.Transport == nil {
+		d.Transport = newTransport()
+	}
+	cat, err := newCatalog(ctx, d.Store, d.Log)
+	if err != nil {
+		return nil, err
+	}
+	rl := &Relay{
+		Deps:     d,
+		client:   &http.Client{Transport: d.Transport, CheckRedirect: noRedirects},
+		keys:     newKeyCache(d.Store, d.ReloadEvery),
+		catalog:  cat,
+		cooldown: map[int64]time.Time{},
+	}
+	d.Store.OnCommit(rl.keys.changed)
+	d.Store.OnCommit(cat.changed)
+	bg, cancel := context.WithCancel(context.Background())
+	rl.stop = cancel
+	go cat.watch(bg, d.ReloadEvery)
+	return rl, nil
+}
+
+// Close stops the background refreshers.
+func (rl *Relay) Close() { rl.stop() }
+
+// newTransport is tuned for a gateway: many idle connections per upstream
+// host, no transparent gzip (bodies are relayed as they come), bounded dial
+// and header waits; no overall timeout, since streams may run for minutes.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 5 * time.Minute,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     true,
+	}
+}
+
+// noRedirects keeps channel keys from following a redirect to another host.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// coolDown skips channel id for the configured time (after a 429).
+func (rl *Relay) coolDown(id int64) {
+	d := rl.Options.Current().ChannelCooldown
+	if d <= 0 {
+		return
+	}
+	rl.cooldownMu.Lock()
+	rl.cooldown[id] = time.Now().Add(d)
+	rl.cooldownMu.Unlock()
+}
+
+func (rl *Relay) coolingDown(id int64) bool {
+	rl.cooldownMu.Lock()
+	defer rl.cooldownMu.Unlock()
+	until, ok := rl.cooldown[id]
+	if ok && time.Now().After(until) {
+		delete(rl.cooldown, id)
+		return false
+	}
+	return ok
+}

@@ -1,0 +1,166 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelgate/modelgate/internal/channel"
+	"github.com/modelgate/modelgate/internal/relay/anthropic"
+	"github.com/modelgate/modelgate/internal/relay/gemini"
+)
+
+// dialectOf is the wire format of a channel type.
+func dialectOf(typ int) dialect {
+	switch typ {
+	case channel.TypeAnthropic:
+		return dialectAnthropic
+	case channel.TypeGemini:
+		return dialectGemini
+	}
+	return dialectOpenAI
+}
+
+// upstreamFailure is an upstream that did not answer usefully before
+// anything reached the client.
+type upstreamFailure struct {
+	status int    // 0 when no response came
+	detail string // for logs and the channel's last_error; never a key
+	retry  bool   // another channel may succeed
+}
+
+func (f *upstreamFailure) Error() string {
+	return fmt.Sprintf("upstream status %d: %s", f.status, f.detail)
+}
+
+// clientError is what the client gets when no channel answered.
+func (f *upstreamFailure) clientError() *apiError {
+	if f.status == http.StatusTooManyRequests {
+		return errf(http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited", "%s: 上游限流 (429)", MsgUpstreamFailed)
+	}
+	if f.status == 0 {
+		return errf(http.StatusBadGateway, "upstream_error", "upstream_unreachable", "%s: 无法连接上游", MsgUpstreamFailed)
+	}
+	return errf(http.StatusBadGateway, "upstream_error", "upstream_error", "%s: 上游返回 %d", MsgUpstreamFailed, f.status)
+}
+
+// joinURL appends an API path to a channel's base URL without doubling a
+// "/v1" the operator already put in the base.
+func joinURL(base, path string) string {
+	if strings.HasSuffix(base, "/v1") && strings.HasPrefix(path, "/v1/") {
+		return base + strings.TrimPrefix(path, "/v1")
+	}
+	return base + path
+}
+
+// newUpstreamRequest builds the request to channel u with its credentials
+// (never the caller's) and the client headers that matter to the dialect.
+// Hop-by-hop and identity headers of the client are not forwarded.
+func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentType string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(c.r.Context(), http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	switch dialectOf(u.Type) {
+	case dialectAnthropic:
+		req.Header.Set("x-api-key", u.Key)
+		version := anthropic.Version
+		if c.ep.ingress == dialectAnthropic && c.r.Header.Get("anthropic-version") != "" {
+			version = c.r.Header.Get("anthropic-version")
+		}
+		req.Header.Set("anthropic-version", version)
+		if beta := c.r.Header.Get("anthropic-beta"); beta != "" && c.ep.ingress == dialectAnthropic {
+			req.Header.Set("anthropic-beta", beta)
+		}
+	case dialectGemini:
+		req.Header.Set(gemini.APIKeyHeader, u.Key)
+	default:
+		if u.Key != "" {
+			req.Header.Set("Authorization", "Bearer "+u.Key)
+		}
+		if org := c.r.Header.Get("OpenAI-Organization"); org != "" {
+			req.Header.Set("OpenAI-Organization", org)
+		}
+	}
+	if accept := c.r.Header.Get("Accept"); accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	req.Header.Set("X-Request-Id", c.requestID)
+	return req, nil
+}
+
+// send performs one upstream call. A connection error, a timeout, a 5xx or
+// a 429 is a retryable failure (a 429 also cools the channel down); a 401 or
+// 403 means the channel's key is bad: the channel is disabled automatically
+// and another is tried. Other statuses are returned for the caller to relay.
+func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
+	resp, err := c.rl.client.Do(req)
+	if err != nil {
+		if c.r.Context().Err() != nil {
+			return nil, c.r.Context().Err() // the client left: nothing to retry for
+		}
+		return nil, &upstreamFailure{detail: scrub(err.Error(), u.Key), retry: true}
+	}
+	switch status := resp.StatusCode; {
+	case status == http.StatusTooManyRequests:
+		c.rl.coolDown(u.ID)
+		return nil, c.failure(u, resp, true)
+	case status >= 500:
+		return nil, c.failure(u, resp, true)
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		f := c.failure(u, resp, true)
+		if err := c.rl.Store.AutoDisableChannel(context.WithoutCancel(c.r.Context()), u.ID, f.detail); err != nil {
+			c.rl.Log.Error("auto-disable channel", "channel", u.ID, "err", err)
+		} else {
+			c.rl.Log.Warn("channel disabled automatically: upstream refused its key", "channel", u.ID, "status", status)
+		}
+		return nil, f
+	}
+	return resp, nil
+}
+
+// failure reads (a bounded part of) a failed response for the log.
+func (c *call) failure(u *upstream, resp *http.Response, retry bool) *upstreamFailure {
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+	return &upstreamFailure{status: resp.StatusCode, detail: scrub(strings.TrimSpace(string(b)), u.Key), retry: retry}
+}
+
+// scrub removes a channel key from a text that may be shown or logged.
+func scrub(s, key string) string {
+	if key != "" {
+		s = strings.ReplaceAll(s, key, "***")
+	}
+	return s
+}
+
+// relayVerbatim copies a non-retryable upstream answer (a 400, a 404, …) to
+// the client as it came: the upstream's message is the most useful one.
+func (c *call) relayVerbatim(resp *http.Response) error {
+	defer resp.Body.Close()
+	copyHeaders(c.w.Header(), resp.Header)
+	c.w.WriteHeader(resp.StatusCode)
+	c.wrote = true
+	_, err := io.Copy(c.w, io.LimitReader(resp.Body, 16<<20))
+	return err
+}
+
+// hopHeaders are not copied from an upstream response (RFC 9110 §7.6.1),
+// nor are length and encoding headers the relay recomputes.
+var hopHeaders = map[string]bool{
+	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
+	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true, "Content-Length": true,
+	"Set-Cookie": true,
+}
+
+func copyHeaders(dst, src http.Header) {
+	for k, v := range src {
+		if !hopHeaders[k] && !strings.HasPrefix(k, "X-Request-Id") {
+			dst[k] = v
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package relay
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/relay/sse"
+)
+
+// wireUsage covers both OpenAI usage shapes: chat and completions
+// (prompt/completion tokens) and the Responses API (input/output tokens).
+type wireUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	InputTokens         int64 `json:"input_tokens"`
+	OutputTokens        int64 `json:"output_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	InputTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+}
+
+func (u *wireUsage) usage() pricing.Usage {
+	out := pricing.Usage{
+		PromptTokens:     u.PromptTokens + u.InputTokens,
+		CompletionTokens: u.CompletionTokens + u.OutputTokens,
+	}
+	if u.PromptTokensDetails != nil {
+		out.CachedTokens += u.PromptTokensDetails.CachedTokens
+	}
+	if u.InputTokensDetails != nil {
+		out.CachedTokens += u.InputTokensDetails.CachedTokens
+	}
+	return out
+}
+
+func (u *wireUsage) reported() bool {
+	return u != nil && (u.PromptTokens+u.CompletionTokens+u.InputTokens+u.OutputTokens > 0)
+}
+
+// usageFromJSON reads the usage of a complete answer.
+func usageFromJSON(kind usageKind, raw []byte) (pricing.Usage, bool) {
+	if kind == usageNone || !bytes.Contains(raw, []byte(`"usage"`)) {
+		return pricing.Usage{}, false
+	}
+	var body struct {
+		Usage *wireUsage `json:"usage"`
+	}
+	if json.Unmarshal(raw, &body) != nil || !body.Usage.reported() {
+		return pricing.Usage{}, false
+	}
+	return body.Usage.usage(), true
+}
+
+// usageFromEvent reads usage from a stream event: the usage chunk of chat
+// and completions streams, or response.completed of the Responses API. The
+// substring test keeps the common content chunk from being decoded.
+func usageFromEvent(kind usageKind, ev sse.Event) (pricing.Usage, bool) {
+	switch kind {
+	case usageChat:
+		return usageFromJSON(kind, ev.Data)
+	case usageResponses:
+		if ev.Name != "response.completed" && !bytes.Contains(ev.Data, []byte(`"response.completed"`)) {
+			return pricing.Usage{}, false
+		}
+		var body struct {
+			Response struct {
+				Usage *wireUsage `json:"usage"`
+			} `json:"response"`
+		}
+		if json.Unmarshal(ev.Data, &body) != nil || !body.Response.Usage.reported() {
+			return pricing.Usage{}, false
+		}
+		return body.Response.Usage.usage(), true
+	}
+	return pricing.Usage{}, false
+}
+
+// Keys whose string values are text a model reads or writes, for counting
+// tokens locally: promptKeys in requests, completionKeys in answers.
+var (
+	promptKeys     = map[string]bool{"content": true, "text": true, "prompt": true, "input": true, "instructions": true, "system": true, "arguments": true}
+	completionKeys = map[string]bool{"content": true, "text": true, "delta": true, "refusal": true, "arguments": true, "partial_json": true}
+)
+
+// collectText concatenates the string values of the given keys anywhere in
+// a JSON document (strings inside arrays under such a key count too).
+func collectText(raw []byte, keys map[string]bool) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var out strings.Builder
+	var stack []bool // per open container: is it an object?
+	var inKey []bool // per open container: does it sit under a wanted key?
+	expectKey, wanted := false, false
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF || err != nil {
+			return out.String()
+		}
+		under := len(inKey) > 0 && inKey[len(inKey)-1]
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{', '[':
+				stack = append(stack, v == '{')
+				inKey = append(inKey, wanted || under)
+				wanted = false
+			default:
+				stack, inKey = stack[:len(stack)-1], inKey[:len(inKey)-1]
+			}
+		case string:
+			if len(stack) > 0 && stack[len(stack)-1] && expectKey {
+				wanted = keys[v]
+				expectKey = false
+				continue
+			}
+			if wanted || (under && !stack[len(stack)-1]) {
+				out.WriteString(v)
+				out.WriteByte(' ')
+			}
+			wanted = false
+		default:
+			wanted = false
+		}
+		expectKey = len(stack) > 0 && stack[len(stack)-1]
+	}
+}
