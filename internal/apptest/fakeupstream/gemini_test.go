@@ -55,7 +55,7 @@ func TestStreamGenerateContentSSE(t *testing.T) {
 		t.Fatalf("%d events, want 4 text + 1 finish", len(evs))
 	}
 	var text string
-	var lastCandidates int64
+	var firstCandidates, lastCandidates int64 = -1, 0
 	for i, ev := range evs {
 		var r gemini.GenerateResponse
 		unmarshal(t, ev, &r)
@@ -68,12 +68,16 @@ func TestStreamGenerateContentSSE(t *testing.T) {
 			t.Errorf("event %d usage = %+v", i, u)
 		}
 		lastCandidates = u.CandidatesTokenCount
+		if firstCandidates < 0 {
+			firstCandidates = lastCandidates
+		}
 		if last := i == len(evs)-1; last != (c.FinishReason == "STOP") {
 			t.Errorf("event %d finishReason %q", i, c.FinishReason)
 		}
 	}
-	if text != "one two three four" || lastCandidates != 10 {
-		t.Errorf("text %q, final candidates %d", text, lastCandidates)
+	// Running totals: summing them, as if they were increments, overbills.
+	if text != "one two three four" || lastCandidates != 10 || firstCandidates >= lastCandidates {
+		t.Errorf("text %q, candidates %d first, %d last; want a running total ending at 10", text, firstCandidates, lastCandidates)
 	}
 	if r := s.LastRequest(); !r.Stream || r.RawQuery != "alt=sse" {
 		t.Errorf("recorded %+v", r)
