@@ -26,7 +26,9 @@ var streamCalls = []struct {
 	endsWell func(data string) bool
 }{
 	{"openai chat", call{path: "/v1/chat/completions", dialect: fakeupstream.OpenAI, body: chatStreamBody(true)},
-		func(d string) bool { return strings.Contains(d, `"delta":{"content":"`) && !strings.Contains(d, `"role"`) },
+		func(d string) bool {
+			return strings.Contains(d, `"delta":{"content":"`) && !strings.Contains(d, `"role"`)
+		},
 		func(d string) bool { return d == "[DONE]" }},
 	{"openai completions", call{path: "/v1/completions", dialect: fakeupstream.OpenAI, body: `{"model":"m","prompt":"p","stream":true}`},
 		func(d string) bool { return strings.Contains(d, `"finish_reason":null`) },
