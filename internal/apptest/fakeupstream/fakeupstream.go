@@ -7,7 +7,8 @@
 //
 //	OpenAI     POST /v1/chat/completions, /v1/completions, /v1/embeddings,
 //	           /v1/responses, /v1/images/generations, /v1/audio/speech,
-//	           /v1/audio/transcriptions (multipart); GET /v1/models
+//	           /v1/audio/transcriptions (multipart); GET /v1/models;
+//	           GET /images/{name} (the PNG that image URLs point to)
 //	Anthropic  POST /v1/messages; GET /v1/models (with x-api-key)
 //	Gemini     POST /v1beta/models/{model}:generateContent and
 //	           :streamGenerateContent (?alt=sse for events, else a JSON
@@ -24,6 +25,9 @@
 // A request that passes takes the next scripted Behavior (Script), or the
 // standing one (SetBehavior), and is answered from it. Responses echo the
 // request's model; ids count up per server ("chatcmpl-fake7", "msg_fake7").
+// A cut stream (FailAfter) drops the connection mid-body, so clients read an
+// unexpected EOF, never a clean end. When the test ends, hanging and delayed
+// requests return so the server can close.
 //
 // Usage reports Behavior's numbers exactly, in each API's own terms, so the
 // same Behavior costs the same quota whichever dialect serves it:

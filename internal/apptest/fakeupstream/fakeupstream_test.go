@@ -283,8 +283,14 @@ func TestConcurrentRecording(t *testing.T) {
 		wg.Go(func() {
 			sc := streamCalls[i%len(streamCalls)].call
 			sc.header = http.Header{"X-Call": {fmt.Sprint(i)}}
-			if _, err := events(t, send(t, s, sc)); err != nil {
+			resp, err := do(s, sc)
+			if err != nil {
 				t.Errorf("stream %d: %v", i, err)
+				return
+			}
+			defer resp.Body.Close()
+			if _, err := io.ReadAll(resp.Body); err != nil || resp.StatusCode != 200 {
+				t.Errorf("stream %d: %d, %v", i, resp.StatusCode, err)
 			}
 		})
 	}

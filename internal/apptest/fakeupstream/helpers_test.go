@@ -28,6 +28,16 @@ type call struct {
 // ends.
 func send(t *testing.T, s *fakeupstream.Server, c call) *http.Response {
 	t.Helper()
+	resp, err := do(s, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// do makes the call; unlike send it may run outside the test's goroutine.
+func do(s *fakeupstream.Server, c call) (*http.Response, error) {
 	if c.method == "" {
 		c.method = http.MethodPost
 	}
@@ -39,7 +49,7 @@ func send(t *testing.T, s *fakeupstream.Server, c call) *http.Response {
 	}
 	req, err := http.NewRequestWithContext(c.ctx, c.method, s.URL+c.path, strings.NewReader(c.body))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if c.body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -56,12 +66,7 @@ func send(t *testing.T, s *fakeupstream.Server, c call) *http.Response {
 	for k, v := range c.header {
 		req.Header[k] = v
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	return http.DefaultClient.Do(req)
 }
 
 // decode reads a JSON answer with the wanted status into v.

@@ -102,7 +102,7 @@ func images(x *exchange) error {
 		if format == "b64_json" {
 			data[i] = obj{"b64_json": base64.StdEncoding.EncodeToString(pngImage())}
 		} else {
-			data[i] = obj{"url": fmt.Sprintf("%s/images/img-fake%d-%d.png", x.s.URL, x.seq, i)}
+			data[i] = obj{"url": fmt.Sprintf("http://%s/images/img-fake%d-%d.png", x.r.Host, x.seq, i)}
 		}
 	}
 	return x.json(obj{"created": time.Now().Unix(), "data": data})
