@@ -1,0 +1,294 @@
+// Package fakeupstream runs local servers that speak the real wire protocols
+// of OpenAI, Anthropic and Gemini for tests: JSON and SSE, with usage, errors,
+// delays and mid-stream failures on demand, recording every request they
+// receive.
+//
+// One Server answers all three dialects:
+//
+//	OpenAI     POST /v1/chat/completions, /v1/completions, /v1/embeddings,
+//	           /v1/responses, /v1/images/generations, /v1/audio/speech,
+//	           /v1/audio/transcriptions (multipart); GET /v1/models;
+//	           GET /images/{name} (the PNG that image URLs point to)
+//	Anthropic  POST /v1/messages; GET /v1/models (with x-api-key)
+//	Gemini     POST /v1beta/models/{model}:generateContent and
+//	           :streamGenerateContent (?alt=sse for events, else a JSON
+//	           array); GET /v1beta/models
+//
+// Every request is recorded (Requests), then checked the way the real API
+// checks it: the key (WithKey; OpenAI "Authorization: Bearer", Anthropic
+// "x-api-key" plus "anthropic-version", Gemini "x-goog-api-key" or ?key=), a
+// well-formed body and the required fields. A failed check answers with that
+// API's own error body and status. Note that Gemini answers a wrong key with
+// 400 INVALID_ARGUMENT (reason API_KEY_INVALID) and a missing one with 403
+// PERMISSION_DENIED, never 401, exactly as Google does.
+//
+// A request that passes takes the next scripted Behavior (Script), or the
+// standing one (SetBehavior), and is answered from it. Responses echo the
+// request's model; ids count up per server ("chatcmpl-fake7", "msg_fake7").
+// A cut stream (FailAfter) drops the connection mid-body, so clients read an
+// unexpected EOF, never a clean end. When the test ends, hanging and delayed
+// requests return so the server can close.
+//
+// Usage reports Behavior's numbers exactly, in each API's own terms, so the
+// same Behavior costs the same quota whichever dialect serves it:
+// PromptTokens is the whole prompt including CachedTokens, as OpenAI and
+// Gemini count it; Anthropic reports input_tokens = PromptTokens −
+// CachedTokens and cache_read_input_tokens = CachedTokens. Streams carry
+// usage the real way: OpenAI's usage chunk (choices: []) after the finish
+// chunk and before [DONE], only when the request set
+// stream_options.include_usage; Anthropic's input usage in message_start and
+// the final output_tokens in message_delta (message_start reports at most 1
+// output token, as Anthropic does); Gemini's running totals on every event,
+// exact on the last.
+package fakeupstream
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Dialects, as recorded in Request.Dialect.
+const (
+	OpenAI    = "openai"
+	Anthropic = "anthropic"
+	Gemini    = "gemini"
+)
+
+// Defaults of a Server and of a Behavior's zero fields.
+const (
+	DefaultKey              = "upstream-key"
+	DefaultReply            = "Hello from fake upstream"
+	DefaultPromptTokens     = 12
+	DefaultCompletionTokens = 8
+	DefaultChunks           = 3
+)
+
+// Behavior says how the server answers. Zero fields take the defaults, so
+// Behavior{} is a plain successful answer.
+type Behavior struct {
+	// Status, when neither 0 nor 200, answers with the dialect's error body
+	// for that status (429 rate limit, 500 server error, 529 overloaded…).
+	Status int
+	// ErrorMessage replaces the error body's standard message for Status.
+	ErrorMessage string
+	// Reply is the assistant's text (default DefaultReply).
+	Reply string
+	// PromptTokens, CompletionTokens and CachedTokens are the usage to
+	// report (defaults 12, 8 and 0). A negative value reports 0.
+	PromptTokens, CompletionTokens, CachedTokens int64
+	// OmitUsage reports no usage at all: no usage field in JSON, no usage
+	// chunk, usage object or usageMetadata in streams.
+	OmitUsage bool
+	// Chunks is the number of content deltas a stream splits Reply (or the
+	// tool call's arguments) into; default 3, fewer when Reply is shorter.
+	Chunks int
+	// Delay waits before answering at all (time to first byte).
+	Delay time.Duration
+	// ChunkDelay waits between stream events.
+	ChunkDelay time.Duration
+	// FailAfter closes the connection abruptly after this many content
+	// deltas, without the stream's proper end ([DONE], message_stop, a
+	// finishReason); 0 never does.
+	FailAfter int
+	// ToolCall answers with a function call instead of text.
+	ToolCall *ToolCall
+	// Hang sends the status and headers, then blocks until the client goes
+	// away (or the test ends).
+	Hang bool
+	// Garbage answers 200 with an HTML page instead of the API's format.
+	Garbage bool
+}
+
+// ToolCall is a function call the model makes.
+type ToolCall struct {
+	Name string
+	// Arguments is a JSON object as text; empty means "{}".
+	Arguments string
+}
+
+// Request is a request as the server received it.
+type Request struct {
+	Method   string
+	Path     string
+	RawQuery string
+	Header   http.Header
+	Body     []byte
+	// Dialect is OpenAI, Anthropic or Gemini, by the endpoint called.
+	Dialect string
+	// Model is the body's "model" (for Gemini, the path's; for a
+	// transcription, the form's).
+	Model string
+	// Stream is the body's "stream" (for Gemini, :streamGenerateContent).
+	Stream bool
+	// Key is the credential presented, from the dialect's header.
+	Key string
+}
+
+// Server is a running fake upstream. Its methods are safe for concurrent
+// use.
+type Server struct {
+	// URL is the base URL, without a trailing slash; channels use it as
+	// their base URL.
+	URL string
+
+	srv    *httptest.Server
+	keys   []string
+	models []string
+	stop   chan struct{} // closed when the test ends: hanging handlers return
+	ids    atomic.Int64
+	open   atomic.Int64
+
+	mu       sync.Mutex
+	behavior Behavior
+	script   []Behavior
+	requests []Request
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithKey sets the keys the server accepts (default DefaultKey); any of
+// them passes.
+func WithKey(keys ...string) Option {
+	return func(s *Server) { s.keys = keys }
+}
+
+// WithModels sets the models the list endpoints of all three dialects
+// return (default: a few real names per dialect).
+func WithModels(models ...string) Option {
+	return func(s *Server) { s.models = models }
+}
+
+// New starts a server that stops when t ends.
+func New(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s := &Server{keys: []string{DefaultKey}, stop: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
+	}
+	s.srv = httptest.NewServer(s.routes())
+	s.URL = s.srv.URL
+	t.Cleanup(func() {
+		close(s.stop) // httptest.Server.Close waits for hanging handlers
+		s.srv.Close()
+	})
+	return s
+}
+
+// SetBehavior sets the behavior of all following requests that no script
+// entry is left for.
+func (s *Server) SetBehavior(b Behavior) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.behavior = b
+}
+
+// Script queues behaviors for the next requests, one each, in order; after
+// them the SetBehavior one applies again. Requests refused by the key or
+// body checks take no entry.
+func (s *Server) Script(bs ...Behavior) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script = append(s.script, bs...)
+}
+
+// next takes the behavior for one request, with defaults filled in.
+func (s *Server) next() Behavior {
+	s.mu.Lock()
+	b := s.behavior
+	if len(s.script) > 0 {
+		b, s.script = s.script[0], s.script[1:]
+	}
+	s.mu.Unlock()
+	return b.withDefaults()
+}
+
+func (b Behavior) withDefaults() Behavior {
+	if b.Reply == "" {
+		b.Reply = DefaultReply
+	}
+	b.PromptTokens = orDefault(b.PromptTokens, DefaultPromptTokens)
+	b.CompletionTokens = orDefault(b.CompletionTokens, DefaultCompletionTokens)
+	b.CachedTokens = max(b.CachedTokens, 0)
+	if b.Chunks <= 0 {
+		b.Chunks = DefaultChunks
+	}
+	return b
+}
+
+func orDefault(n, def int64) int64 {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// record keeps a copy of a received request.
+func (s *Server) record(r Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r)
+}
+
+// Requests returns copies of the requests received so far, in arrival
+// order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.requests))
+	for i, r := range s.requests {
+		out[i] = r.clone()
+	}
+	return out
+}
+
+// LastRequest returns a copy of the latest request; the zero Request when
+// none arrived.
+func (s *Server) LastRequest() Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.requests) == 0 {
+		return Request{}
+	}
+	return s.requests[len(s.requests)-1].clone()
+}
+
+func (r Request) clone() Request {
+	r.Header = r.Header.Clone()
+	r.Body = append([]byte(nil), r.Body...)
+	return r
+}
+
+// Count returns how many requests arrived, refused ones included.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
+// Open returns how many requests are being served right now. After a client
+// goes away it drops as soon as the server notices.
+func (s *Server) Open() int { return int(s.open.Load()) }
+
+// WaitOpen waits until Open() is n and fails t if it is not within timeout.
+func (s *Server) WaitOpen(t testing.TB, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got := s.Open()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fakeupstream: %d requests open after %v, want %d", got, timeout, n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
