@@ -40,7 +40,7 @@ type App struct {
 	ledger  *billing.Ledger
 	relay   *relay.Relay
 	redis   *redis.Client // nil without REDIS_CONN_STRING
-	handler   http.Handler
+	handler http.Handler
 
 	stopBackground context.CancelFunc
 }
@@ -192,6 +192,17 @@ func (a *App) Serve(ctx context.Context) error {
 		a.log.Warn("shutdown", "err", err)
 	}
 	return nil
+}
+
+// FlushBilling waits until every settlement and batched log row queued so
+// far is committed (tests, and the moment before a planned stop).
+func (a *App) FlushBilling(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := a.relay.Idle(ctx); err != nil {
+		return err
+	}
+	return errors.Join(a.ledger.Flush(ctx), a.logs.Flush(ctx))
 }
 
 // Close flushes pending writes and closes the database.

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/billing"
@@ -45,6 +46,8 @@ type Relay struct {
 	catalog *catalog
 	tokens  tokencount.Counter
 	bodies  sync.Pool // *[]byte request buffers
+
+	inflight atomic.Int64 // calls being served
 
 	cooldownMu sync.Mutex
 	cooldown   map[int64]time.Time // channel id → skipped until
@@ -80,6 +83,19 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 	rl.stop = cancel
 	go cat.watch(bg, d.ReloadEvery)
 	return rl, nil
+}
+
+// Idle waits until no call is being served, so every settlement so far is
+// queued in the ledger.
+func (rl *Relay) Idle(ctx context.Context) error {
+	for rl.inflight.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // Close stops the background refreshers.
