@@ -28,7 +28,9 @@ type Deps struct {
 	// RootAccessToken, when set, authenticates as the root user.
 	RootAccessToken string
 	Version         string
-	StartTime       time.Time
+	// PasswordCost is the bcrypt cost of new hashes (0: the default).
+	PasswordCost int
+	StartTime    time.Time
 	// HTTPClient makes outbound calls (channel tests).
 	HTTPClient *http.Client
 }
@@ -47,6 +49,11 @@ func New(d Deps) *Server {
 		d.HTTPClient = &http.Client{Timeout: 15 * time.Second}
 	}
 	return &Server{Deps: d}
+}
+
+// hashPassword hashes a new password at the configured cost.
+func (s *Server) hashPassword(pw string) (string, error) {
+	return auth.HashPasswordCost(pw, s.PasswordCost)
 }
 
 // Handler returns the /api routes.

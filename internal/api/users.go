@@ -100,7 +100,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 // createAccount hashes the password, gives the user an affiliate code and
 // inserts it; a taken username is a client error.
 func (s *Server) createAccount(r *http.Request, u *store.User, password string) error {
-	hash, err := auth.HashPassword(password)
+	hash, err := s.hashPassword(password)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) error {
 		if msg := passwordProblem(*req.Password); msg != "" {
 			return httpx.Fail(msg)
 		}
-		hash, err := auth.HashPassword(*req.Password)
+		hash, err := s.hashPassword(*req.Password)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/modelgate/modelgate/internal/auth"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
@@ -188,7 +187,7 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	patch, err := userPatch(caller(r), &req)
+	patch, err := s.userPatch(caller(r), &req)
 	if err != nil {
 		return err
 	}
@@ -217,7 +216,7 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 }
 
 // userPatch validates an admin update into a store patch.
-func userPatch(me *store.User, req *updateUserRequest) (store.UserPatch, error) {
+func (s *Server) userPatch(me *store.User, req *updateUserRequest) (store.UserPatch, error) {
 	p := store.UserPatch{Email: req.Email, Role: req.Role, Status: req.Status, Quota: req.Quota, Group: req.Group}
 	var problems []string
 	if req.Username != nil {
@@ -254,7 +253,7 @@ func userPatch(me *store.User, req *updateUserRequest) (store.UserPatch, error) 
 		if msg := passwordProblem(*req.Password); msg != "" {
 			return p, httpx.Fail(msg)
 		}
-		hash, err := auth.HashPassword(*req.Password)
+		hash, err := s.hashPassword(*req.Password)
 		if err != nil {
 			return p, err
 		}

@@ -81,6 +81,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		Log:             log,
 		RootAccessToken: cfg.RootAccessToken,
 		Version:         Version,
+		PasswordCost:    cfg.PasswordCost,
 		StartTime:       time.Now(),
 	})
 	a.ledger = billing.New(st, billing.Config{Logger: log})
@@ -137,7 +138,7 @@ func (a *App) ensureRoot(ctx context.Context) error {
 	if password == "" {
 		password, generated = rand.Text()[:16], true
 	}
-	hash, err := auth.HashPassword(password)
+	hash, err := auth.HashPasswordCost(password, a.cfg.PasswordCost)
 	if err != nil {
 		return err
 	}

@@ -65,6 +65,7 @@ func New(t testing.TB, env ...string) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.PasswordCost = 4 // bcrypt's minimum: the suites create many users
 	return Start(t, cfg)
 }
 

@@ -41,7 +41,16 @@ func ValidatePassword(pw string) error {
 // new passwords with ValidatePassword first; HashPassword only fails for
 // input bcrypt cannot take (over 72 bytes).
 func HashPassword(pw string) (string, error) {
-	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcryptCost)
+	return HashPasswordCost(pw, bcryptCost)
+}
+
+// HashPasswordCost is HashPassword with an explicit bcrypt cost; 0 means the
+// default. Only tests lower it, to keep suites that create many users fast.
+func HashPasswordCost(pw string, cost int) (string, error) {
+	if cost == 0 {
+		cost = bcryptCost
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), cost)
 	if err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}

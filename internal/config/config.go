@@ -36,6 +36,9 @@ type Config struct {
 	InitialRootPassword string
 	RootAccessToken     string
 	LogLevel            slog.Level
+	// PasswordCost is the bcrypt cost of new password hashes; 0 is the
+	// default (10). No variable sets it: only test harnesses lower it.
+	PasswordCost int
 
 	Cluster Cluster
 }
