@@ -84,6 +84,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		PasswordCost:    cfg.PasswordCost,
 		StartTime:       time.Now(),
 	})
+	if err := a.releaseStaleHolds(ctx, true); err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.ledger = billing.New(st, billing.Config{Logger: log})
 	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log})
 	if err != nil {
@@ -102,6 +106,20 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.stopBackground = cancel
 	// Nodes sharing one database see each other's option changes.
 	go a.Options.Watch(bg, 10*time.Second)
+	go func() {
+		t := time.NewTicker(10 * time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-bg.Done():
+				return
+			case <-t.C:
+				if err := a.releaseStaleHolds(bg, false); err != nil && bg.Err() == nil {
+					log.Error("release stale reservations", "err", err)
+				}
+			}
+		}
+	}()
 	return a, nil
 }
 
@@ -122,6 +140,27 @@ func (a *App) loginThrottle(ctx context.Context) (auth.Throttle, error) {
 		a.log.Warn("redis does not answer; login throttling stays per node until it does", "err", err)
 	}
 	return auth.NewSharedLoginThrottle(a.redis, a.cfg.RedisKeyPrefix+"login:", a.log), nil
+}
+
+// staleHoldAge is how old a reservation must be before a shared database's
+// janitor gives it back: longer than any call, so only holds of processes
+// that died qualify. A call that outlives it still settles correctly (its
+// cost is charged; the hold is not returned twice).
+const staleHoldAge = 2 * time.Hour
+
+// releaseStaleHolds gives back money held for calls whose process died. On
+// SQLite this process is the only one, so at start every open hold is
+// stale; on a shared database only old ones are.
+func (a *App) releaseStaleHolds(ctx context.Context, atStart bool) error {
+	cutoff := time.Now().Add(-staleHoldAge).Unix()
+	if atStart && a.Store.Dialect() == store.SQLite {
+		cutoff = time.Now().Unix() + 1
+	}
+	n, err := a.Store.ReleaseStaleReservations(ctx, cutoff)
+	if n > 0 {
+		a.log.Warn("gave back money held for calls that never settled", "reservations", n)
+	}
+	return err
 }
 
 // Handler is the whole HTTP surface.

@@ -46,8 +46,7 @@ func (l *Ledger) answer(p *pendingReserve, r store.ReserveResult) (store.SettleO
 		p.result <- r
 		return store.SettleOp{}, false
 	}
-	release := store.SettleOp{UserID: p.op.UserID, TokenID: p.op.TokenID, TokenLimited: p.op.TokenLimited, Held: r.Held}
-	return release, r.Err == nil && r.Held > 0
+	return release(p.op, r), r.Err == nil && r.Held > 0
 }
 
 // retrySettles commits settlements alone, then one by one; one that still

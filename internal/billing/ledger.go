@@ -82,26 +82,38 @@ func New(st *store.Store, cfg Config) *Ledger {
 	return l
 }
 
+// Hold is money reserved for one call: settle it with its ReservationID.
+type Hold struct {
+	Amount        int64
+	ReservationID int64
+}
+
+// release is the settlement that gives a hold back unused.
+func release(op store.ReserveOp, r store.ReserveResult) store.SettleOp {
+	return store.SettleOp{UserID: op.UserID, TokenID: op.TokenID, TokenLimited: op.TokenLimited,
+		Held: r.Held, ReservationID: r.ReservationID}
+}
+
 // Reserve holds up to op.Amount for a call and returns what it held. It
 // fails with store.ErrUserQuota or store.ErrTokenQuota when nothing is
 // available.
-func (l *Ledger) Reserve(ctx context.Context, op store.ReserveOp) (int64, error) {
+func (l *Ledger) Reserve(ctx context.Context, op store.ReserveOp) (Hold, error) {
 	p := &pendingReserve{op: op, result: make(chan store.ReserveResult, 1)}
 	l.mu.RLock()
 	if l.closed {
 		l.mu.RUnlock()
-		return 0, ErrClosed
+		return Hold{}, ErrClosed
 	}
 	select {
 	case l.reserves <- p:
 	case <-ctx.Done():
 		l.mu.RUnlock()
-		return 0, ctx.Err()
+		return Hold{}, ctx.Err()
 	}
 	l.mu.RUnlock()
 	select {
 	case r := <-p.result:
-		return r.Held, r.Err
+		return Hold{Amount: r.Held, ReservationID: r.ReservationID}, r.Err
 	case <-ctx.Done():
 		p.mu.Lock()
 		p.gaveUp = true
@@ -111,11 +123,11 @@ func (l *Ledger) Reserve(ctx context.Context, op store.ReserveOp) (int64, error)
 		select {
 		case r := <-p.result:
 			if r.Err == nil && r.Held > 0 {
-				l.Settle(store.SettleOp{UserID: op.UserID, TokenID: op.TokenID, TokenLimited: op.TokenLimited, Held: r.Held})
+				l.Settle(release(op, r))
 			}
 		default:
 		}
-		return 0, ctx.Err()
+		return Hold{}, ctx.Err()
 	}
 }
 

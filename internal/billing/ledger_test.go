@@ -75,20 +75,20 @@ func TestReserveSettleRelease(t *testing.T) {
 	each(t, func(t *testing.T, eng storetest.Engine) {
 		f := setup(t, eng, 100, 0, false)
 		ctx := context.Background()
-		held, err := f.ledger.Reserve(ctx, f.op(60))
-		if err != nil || held != 60 {
-			t.Fatalf("reserve 60 of 100: held %d, %v", held, err)
+		hold, err := f.ledger.Reserve(ctx, f.op(60))
+		if err != nil || hold.Amount != 60 {
+			t.Fatalf("reserve 60 of 100: held %d, %v", hold.Amount, err)
 		}
-		held2, err := f.ledger.Reserve(ctx, f.op(60))
-		if err != nil || held2 != 40 {
-			t.Fatalf("reserve 60 of 40 left: held %d, %v (want capped at 40)", held2, err)
+		hold2, err := f.ledger.Reserve(ctx, f.op(60))
+		if err != nil || hold2.Amount != 40 {
+			t.Fatalf("reserve 60 of 40 left: held %d, %v (want capped at 40)", hold2.Amount, err)
 		}
 		if _, err := f.ledger.Reserve(ctx, f.op(1)); !errors.Is(err, store.ErrUserQuota) {
 			t.Fatalf("reserve at zero: %v", err)
 		}
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, ChannelID: 0, Held: held, Cost: 25,
-			Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 25}})
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: held2}) // release
+		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, Cost: 25,
+			ReservationID: hold.ReservationID, Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 25}})
+		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold2.Amount, ReservationID: hold2.ReservationID}) // release
 		if user, _ := f.balances(t); user != 75 {
 			t.Fatalf("balance after cost 25 = %d, want 75", user)
 		}
@@ -108,14 +108,15 @@ func TestLimitedTokenIsCappedAndExhausted(t *testing.T) {
 	each(t, func(t *testing.T, eng storetest.Engine) {
 		f := setup(t, eng, 1000, 30, true)
 		ctx := context.Background()
-		held, err := f.ledger.Reserve(ctx, f.op(50))
-		if err != nil || held != 30 {
-			t.Fatalf("held %d, %v; want 30 (the key's limit)", held, err)
+		hold, err := f.ledger.Reserve(ctx, f.op(50))
+		if err != nil || hold.Amount != 30 {
+			t.Fatalf("held %d, %v; want 30 (the key's limit)", hold.Amount, err)
 		}
 		if _, err := f.ledger.Reserve(ctx, f.op(1)); !errors.Is(err, store.ErrTokenQuota) {
 			t.Fatalf("second reserve: %v", err)
 		}
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: held, Cost: 30,
+		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: hold.Amount, Cost: 30,
+			ReservationID: hold.ReservationID,
 			Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 30}})
 		user, token := f.balances(t)
 		tk, _ := f.st.UserToken(ctx, f.user.ID, f.token.ID)
@@ -133,9 +134,9 @@ func TestConcurrentReservationsNeverOverspend(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 60 {
 			wg.Go(func() {
-				held, err := f.ledger.Reserve(context.Background(), f.op(7))
+				hold, err := f.ledger.Reserve(context.Background(), f.op(7))
 				if err == nil {
-					total.Add(held)
+					total.Add(hold.Amount)
 				} else if !errors.Is(err, store.ErrUserQuota) {
 					t.Error(err)
 				}
@@ -183,9 +184,9 @@ func TestAbandonedReservationIsReleased(t *testing.T) {
 		for range 50 {
 			ctx, cancel := context.WithCancel(context.Background())
 			go cancel()
-			if held, err := f.ledger.Reserve(ctx, f.op(10)); err == nil {
+			if hold, err := f.ledger.Reserve(ctx, f.op(10)); err == nil {
 				// Not abandoned after all: this caller releases, as the relay does.
-				f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: held})
+				f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, ReservationID: hold.ReservationID})
 			}
 		}
 		deadline := time.Now().Add(5 * time.Second)
@@ -196,6 +197,36 @@ func TestAbandonedReservationIsReleased(t *testing.T) {
 				t.Fatalf("balance %d: abandoned reservations kept money", user)
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// A hold whose process died is given back by the janitor exactly once: a
+// late settlement of the same hold returns nothing more.
+func TestStaleReservationsAreReleasedOnce(t *testing.T) {
+	each(t, func(t *testing.T, eng storetest.Engine) {
+		f := setup(t, eng, 100, 0, false)
+		ctx := context.Background()
+		hold, err := f.ledger.Reserve(ctx, f.op(70))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := f.st.ReleaseStaleReservations(ctx, time.Now().Unix()+1)
+		if err != nil || n != 1 {
+			t.Fatalf("released %d, %v", n, err)
+		}
+		if user, _ := f.balances(t); user != 100 {
+			t.Fatalf("balance after release = %d, want 100", user)
+		}
+		// The call finishes after all: it pays its cost, and the hold is not
+		// returned twice.
+		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, Cost: 20,
+			ReservationID: hold.ReservationID, Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 20}})
+		if user, _ := f.balances(t); user != 80 {
+			t.Fatalf("balance after the late settlement = %d, want 80", user)
+		}
+		if n, _ := f.st.ReleaseStaleReservations(ctx, time.Now().Unix()+1); n != 0 {
+			t.Fatalf("released %d again", n)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -29,7 +30,7 @@ type call struct {
 	snap   *snapshot
 	price  store.ModelPrice
 	disc   float64
-	held   int64
+	hold   billing.Hold
 
 	// set by the attempt that answered the client
 	channel   *upstream
@@ -111,7 +112,7 @@ func (c *call) reserve() error {
 		completion = 0
 	}
 	est := pricing.Quota(c.price.Price(), pricing.Usage{PromptTokens: int64(len(c.body))/3 + 16, CompletionTokens: completion}, c.disc)
-	held, err := c.rl.Ledger.Reserve(c.r.Context(), store.ReserveOp{
+	hold, err := c.rl.Ledger.Reserve(c.r.Context(), store.ReserveOp{
 		UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota, Amount: max(est, 1),
 	})
 	switch {
@@ -122,7 +123,7 @@ func (c *call) reserve() error {
 	case err != nil:
 		return err
 	}
-	c.held = held
+	c.hold = hold
 	return nil
 }
 
@@ -185,7 +186,8 @@ func (c *call) serves(u *upstream) bool {
 // settle bills the exact usage, or releases the hold when the call failed
 // before any usage. It never depends on the client's connection.
 func (c *call) settle() {
-	op := store.SettleOp{UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota, Held: c.held}
+	op := store.SettleOp{UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota,
+		Held: c.hold.Amount, ReservationID: c.hold.ReservationID}
 	if c.channel != nil {
 		cost := pricing.Quota(c.price.Price(), c.usage, c.disc)
 		if cost > 0 {

@@ -25,8 +25,9 @@ type ReserveOp struct {
 // by what was available (so a low balance stays usable), or an error when
 // nothing was available.
 type ReserveResult struct {
-	Held int64
-	Err  error
+	Held          int64
+	ReservationID int64 // the row that records the hold until settlement
+	Err           error
 }
 
 // SettleOp finishes a call: Held - Cost goes back to the balance (a negative
@@ -38,6 +39,10 @@ type SettleOp struct {
 	TokenLimited               bool
 	Held, Cost                 int64
 	Log                        *Log
+	// ReservationID is the hold being settled. When the janitor already
+	// released it (its call outlived the janitor's limit), Held is not
+	// returned a second time.
+	ReservationID int64
 }
 
 // ApplyBilling applies settlements and then reservations in one
@@ -64,6 +69,9 @@ type accountDelta struct {
 func (tx *Tx) settle(ops []SettleOp) error {
 	if len(ops) == 0 {
 		return nil
+	}
+	if err := tx.closeReservations(ops); err != nil {
+		return err
 	}
 	users := map[int64]*accountDelta{}
 	tokens := map[int64]*accountDelta{}
@@ -197,7 +205,90 @@ func (tx *Tx) reserve(ops []ReserveOp) ([]ReserveResult, error) {
 	if err := tx.takeBalances("users", "quota", userHeld); err != nil {
 		return nil, err
 	}
-	return results, tx.takeBalances("tokens", "remain_quota", tokenHeld)
+	if err := tx.takeBalances("tokens", "remain_quota", tokenHeld); err != nil {
+		return nil, err
+	}
+	return results, tx.openReservations(ops, results)
+}
+
+// openReservations records each hold, so a hold whose process dies before
+// settling can be given back (ReleaseStaleReservations).
+func (tx *Tx) openReservations(ops []ReserveOp, results []ReserveResult) error {
+	var rows []Reservation
+	for i := range results {
+		if results[i].Err == nil {
+			rows = append(rows, Reservation{UserID: ops[i].UserID, TokenID: ops[i].TokenID,
+				TokenLimited: ops[i].TokenLimited, Amount: results[i].Held})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	first, err := tx.allocIDs("reservations", len(rows))
+	if err != nil {
+		return err
+	}
+	now, k := time.Now().Unix(), 0
+	for i := range results {
+		if results[i].Err == nil {
+			rows[k].ID, rows[k].CreatedAt = nthID(first, k), now
+			results[i].ReservationID = rows[k].ID
+			k++
+		}
+	}
+	return tx.db.CreateInBatches(rows, 200).Error
+}
+
+// closeReservations deletes the reservations the settlements close. A
+// settlement whose reservation is already gone (released by the janitor)
+// returns nothing: its hold was given back once already.
+func (tx *Tx) closeReservations(ops []SettleOp) error {
+	var ids []int64
+	for _, op := range ops {
+		if op.ReservationID != 0 {
+			ids = append(ids, op.ReservationID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var open []int64
+	if err := tx.forUpdate().Model(&Reservation{}).Where("id IN ?", ids).Pluck("id", &open).Error; err != nil {
+		return err
+	}
+	exists := make(map[int64]bool, len(open))
+	for _, id := range open {
+		exists[id] = true
+	}
+	for i := range ops {
+		if ops[i].ReservationID != 0 && !exists[ops[i].ReservationID] {
+			ops[i].Held = 0
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	return tx.db.Where("id IN ?", open).Delete(&Reservation{}).Error
+}
+
+// ReleaseStaleReservations gives back every hold created before cutoff (unix
+// seconds): holds of calls whose process died. It returns how many it
+// released.
+func (s *Store) ReleaseStaleReservations(ctx context.Context, cutoff int64) (int, error) {
+	var n int
+	err := s.write(ctx, "release stale reservations", func(tx *Tx) error {
+		var rows []Reservation
+		if err := tx.forUpdate().Where("created_at < ?", cutoff).Find(&rows).Error; err != nil {
+			return err
+		}
+		ops := make([]SettleOp, len(rows))
+		for i, r := range rows {
+			ops[i] = SettleOp{UserID: r.UserID, TokenID: r.TokenID, TokenLimited: r.TokenLimited, Held: r.Amount, ReservationID: r.ID}
+		}
+		n = len(rows)
+		return tx.settle(ops)
+	})
+	return n, err
 }
 
 // lockBalances reads col of the rows whose ids are the keys of left, locking

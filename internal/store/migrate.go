@@ -26,6 +26,12 @@ var migrations = []migration{
 		return migration0001(tx)
 	}},
 	{"0002_seed_group_prices", seedGroupPrices},
+	{"0003_reservations", func(s *Store, tx *gorm.DB) error {
+		if s.dialect == MySQL {
+			tx = tx.Set("gorm:table_options", "CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
+		}
+		return migration0003(tx)
+	}},
 }
 
 type schemaMigration struct {

@@ -158,3 +158,14 @@ type idSequence struct {
 }
 
 func (idSequence) TableName() string { return "id_sequences" }
+
+// Reservation is money held for a call in flight: deleted by the call's
+// settlement, or released by the janitor when its process died.
+type Reservation struct {
+	ID           int64 `gorm:"primaryKey;autoIncrement:false"`
+	UserID       int64 `gorm:"not null"`
+	TokenID      int64 `gorm:"not null;default:0"`
+	TokenLimited bool  `gorm:"not null"`
+	Amount       int64 `gorm:"not null"`
+	CreatedAt    int64 `gorm:"autoCreateTime:false;not null;index"`
+}
