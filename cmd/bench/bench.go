@@ -64,7 +64,13 @@ func measure(ctx context.Context, o options, rep *report, progress io.Writer) er
 	}
 	gw.client = newLoadClient(conns)
 	targets = append(targets, gw)
-	logf("run will take about %s", o.estimate().Round(time.Second))
+	measured := 0.0
+	for _, t := range targets {
+		if t.skip == "" {
+			measured++
+		}
+	}
+	logf("measuring %g targets, about %s", measured, o.estimate(measured).Round(time.Second))
 
 	if err := warmUp(ctx, o, targets, mock, rep); err != nil {
 		return err
@@ -95,13 +101,13 @@ func setupGateway(ctx context.Context, o options, dir, mockBase string, info *ga
 	if info.Binary == "" {
 		logf("building ./cmd/modelgate")
 		start := time.Now()
-		bin, err := buildGateway(ctx, dir)
+		bin, source, err := buildGateway(ctx, dir)
 		info.BuildSeconds = time.Since(start).Seconds()
 		if err != nil {
 			info.Status, t.skip = "build failed: "+err.Error(), "build failed"
 			return t
 		}
-		info.Binary = bin
+		info.Binary, info.Source = bin, source
 	}
 	secrets := newGatewaySecrets()
 	p, logPath, err := startGateway(ctx, info.Binary, filepath.Join(dir, "gateway"), secrets)

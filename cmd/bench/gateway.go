@@ -27,6 +27,7 @@ var apiClient = &http.Client{Timeout: 10 * time.Second}
 // measured.
 type gatewayInfo struct {
 	Binary       string  `json:"binary"`
+	Source       string  `json:"source,omitempty"` // git describe of the built tree
 	BuildSeconds float64 `json:"build_seconds,omitempty"`
 	Status       string  `json:"status"` // "measured", or why not
 	LogTail      string  `json:"log_tail,omitempty"`
@@ -39,23 +40,31 @@ const (
 	gatewayRelayFailing = "relay answers errors"
 )
 
-// buildGateway compiles ./cmd/modelgate of the module the bench runs in.
-func buildGateway(ctx context.Context, dir string) (string, error) {
+// buildGateway compiles ./cmd/modelgate of the module the bench runs in and
+// names the commit it was built from.
+func buildGateway(ctx context.Context, dir string) (bin, source string, err error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
+		return "", "", fmt.Errorf("go env GOMOD: %w", err)
 	}
 	gomod := strings.TrimSpace(string(out))
 	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("run the bench inside the modelgate module (go run ./cmd/bench)")
+		return "", "", errors.New("run the bench inside the modelgate module (go run ./cmd/bench)")
 	}
-	bin := filepath.Join(dir, "modelgate")
+	bin = filepath.Join(dir, "modelgate")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/modelgate")
 	cmd.Dir = filepath.Dir(gomod)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/modelgate: %w\n%s", err, out)
+		return "", "", fmt.Errorf("go build ./cmd/modelgate: %w\n%s", err, out)
 	}
-	return bin, nil
+	// git describe names the commit, "-dirty" when the tree had changes;
+	// outside a git checkout the source stays unnamed.
+	git := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty")
+	git.Dir = cmd.Dir
+	if out, err := git.Output(); err == nil {
+		source = strings.TrimSpace(string(out))
+	}
+	return bin, source, nil
 }
 
 // gatewaySecrets are generated per run.

@@ -97,7 +97,7 @@ func main() {
 	defer stop()
 	// The run stops by itself even if a target hangs: every phase is bounded
 	// and this deadline bounds the whole.
-	ctx, cancel := context.WithTimeout(ctx, o.estimate()+5*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, o.estimate(3)+5*time.Minute)
 	defer cancel()
 	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -146,11 +146,10 @@ func (o options) validate() error {
 	return nil
 }
 
-// estimate is the expected length of a run with three targets, not counting
-// the gateway build.
-func (o options) estimate() time.Duration {
-	const targets = 3
-	load := float64(o.Rounds*(len(o.Concurrency)+1)*targets) * o.DurationSeconds
+// estimate is the expected length of a run measuring that many targets,
+// not counting the gateway build.
+func (o options) estimate(targets float64) time.Duration {
+	load := float64(o.Rounds*(len(o.Concurrency)+1)) * targets * o.DurationSeconds
 	warm := targets * 1.5 * o.WarmupSeconds
 	hold := targets * (o.SettleSeconds + 2)
 	return time.Duration((load + warm + hold) * float64(time.Second))
