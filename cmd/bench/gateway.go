@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// apiClient makes the bench's own calls: seeding, readiness, the mock's
+// /bench endpoints.
+var apiClient = &http.Client{Timeout: 10 * time.Second}
+
+// gatewayInfo is how the gateway was obtained and why it was or was not
+// measured.
+type gatewayInfo struct {
+	Binary       string  `json:"binary"`
+	Source       string  `json:"source,omitempty"` // git describe of the built tree
+	BuildSeconds float64 `json:"build_seconds,omitempty"`
+	Status       string  `json:"status"` // "measured", or why not
+	LogTail      string  `json:"log_tail,omitempty"`
+}
+
+// Gateway statuses.
+const (
+	gatewayMeasured     = "measured"
+	gatewayNoRelay      = "relay not available"
+	gatewayRelayFailing = "relay answers errors"
+)
+
+// buildGateway compiles ./cmd/modelgate of the module the bench runs in and
+// names the commit it was built from.
+func buildGateway(ctx context.Context, dir string) (bin, source string, err error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", "", errors.New("run the bench inside the modelgate module (go run ./cmd/bench)")
+	}
+	bin = filepath.Join(dir, "modelgate")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/modelgate")
+	cmd.Dir = filepath.Dir(gomod)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("go build ./cmd/modelgate: %w\n%s", err, out)
+	}
+	// git describe names the commit, "-dirty" when the tree had changes;
+	// outside a git checkout the source stays unnamed.
+	git := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty")
+	git.Dir = cmd.Dir
+	if out, err := git.Output(); err == nil {
+		source = strings.TrimSpace(string(out))
+	}
+	return bin, source, nil
+}
+
+// gatewaySecrets are generated per run.
+type gatewaySecrets struct {
+	rootPassword, rootToken, sessionSecret string
+}
+
+func newGatewaySecrets() gatewaySecrets {
+	return gatewaySecrets{rootPassword: rand.Text(), rootToken: rand.Text(), sessionSecret: rand.Text()}
+}
+
+// startGateway runs bin with a fresh SQLite database under dir on a free
+// loopback port and waits until GET /api/status answers.
+func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets) (*proc, string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	logPath := filepath.Join(dir, "modelgate.log")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, logPath, err
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, logPath, err
+	}
+	defer logFile.Close() // the child has its own descriptor
+	cmd := exec.Command(bin)
+	cmd.Env = append(childEnv(),
+		"DATA_DIR="+filepath.Join(dir, "data"),
+		"PORT="+strconv.Itoa(port),
+		"INITIAL_ROOT_PASSWORD="+s.rootPassword,
+		"ROOT_ACCESS_TOKEN="+s.rootToken,
+		"SESSION_SECRET="+s.sessionSecret,
+		"LOG_LEVEL=warn",
+	)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = childSysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, logPath, fmt.Errorf("start gateway: %w", err)
+	}
+	p := &proc{name: "gateway", cmd: cmd, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), done: make(chan struct{})}
+	go p.wait()
+	base := "http://" + p.addr
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+		if p.exited() {
+			return nil, logPath, fmt.Errorf("gateway exited before it was ready: %v", p.err)
+		}
+		if apiCall(ctx, apiClient, http.MethodGet, base+"/api/status", "", nil, nil) == nil {
+			return p, logPath, nil
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			p.stop(5 * time.Second)
+			return nil, logPath, ctx.Err()
+		}
+	}
+	p.stop(5 * time.Second)
+	return nil, logPath, errors.New("gateway not ready within 30 s")
+}
+
+// freePort asks the kernel for a free loopback port. Another process could
+// take it before the gateway binds it; on this bench machine none does.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// seedGateway creates through the management API what a call of
+// bench-model needs: a channel to the mock, a price, a user with balance,
+// and that user's API key, which it returns.
+func seedGateway(ctx context.Context, base, rootToken, mockBase string) (string, error) {
+	root := apiClient
+	steps := []struct {
+		what, path string
+		body       any
+		out        any
+	}{
+		{"create channel", "/api/channel/", map[string]any{"type": 1, "name": "bench", "key": upstreamKey,
+			"base_url": mockBase, "models": "bench-model", "group": "default"}, nil},
+		{"create model price", "/api/model_price/", map[string]any{"model_name": "bench-model", "input_price": 1, "output_price": 2}, nil},
+	}
+	for _, s := range steps {
+		if err := apiCall(ctx, root, http.MethodPost, base+s.path, rootToken, s.body, s.out); err != nil {
+			return "", fmt.Errorf("%s: %w", s.what, err)
+		}
+	}
+	var u struct{ ID int64 }
+	if err := apiCall(ctx, root, http.MethodPost, base+"/api/user/", rootToken,
+		map[string]any{"username": "bench", "password": "bench-password"}, &u); err != nil {
+		return "", fmt.Errorf("create user: %w", err)
+	}
+	if err := apiCall(ctx, root, http.MethodPost, base+"/api/topup", rootToken,
+		map[string]any{"user_id": u.ID, "quota": int64(1_000_000_000_000), "remark": "bench"}, nil); err != nil {
+		return "", fmt.Errorf("top up: %w", err)
+	}
+	jar, _ := cookiejar.New(nil)
+	user := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	if err := apiCall(ctx, user, http.MethodPost, base+"/api/user/login", "",
+		map[string]any{"username": "bench", "password": "bench-password"}, nil); err != nil {
+		return "", fmt.Errorf("log in as bench: %w", err)
+	}
+	var tok struct{ Key string }
+	if err := apiCall(ctx, user, http.MethodPost, base+"/api/token/", "",
+		map[string]any{"name": "bench", "unlimited_quota": true, "expired_time": -1}, &tok); err != nil {
+		return "", fmt.Errorf("create API key: %w", err)
+	}
+	if !strings.HasPrefix(tok.Key, "sk-") {
+		return "", fmt.Errorf("create API key: data.key %q is not a full sk- key", tok.Key)
+	}
+	return tok.Key, nil
+}
+
+// apiCall makes one management API call and decodes its data. The /api
+// envelope reports failures as success:false, often with HTTP 200.
+func apiCall(ctx context.Context, c *http.Client, method, url, bearer string, body, data any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	var env struct {
+		Success bool            `json:"success"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return fmt.Errorf("HTTP %d, not the /api envelope: %s", resp.StatusCode, abbreviate(raw))
+	}
+	if resp.StatusCode != http.StatusOK || !env.Success {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, env.Message)
+	}
+	if data != nil && len(env.Data) > 0 {
+		return json.Unmarshal(env.Data, data)
+	}
+	return nil
+}
+
+// probeRelay makes one chat call and one stream call through the gateway.
+// It returns "" when both succeed, otherwise the gateway's status for the
+// report: the relay not being there yet (404, 501) is not the bench's error.
+func probeRelay(ctx context.Context, t *target) (string, string) {
+	var buf bytes.Buffer
+	for _, stream := range []bool{false, true} {
+		body := chatBody
+		if stream {
+			body = streamBody
+		}
+		_, err := t.call(ctx, body, stream, &buf)
+		var se *statusError
+		switch {
+		case err == nil:
+			continue
+		case errors.As(err, &se) && (se.code == http.StatusNotFound || se.code == http.StatusNotImplemented):
+			return gatewayNoRelay, err.Error()
+		default:
+			return gatewayRelayFailing, err.Error()
+		}
+	}
+	return "", ""
+}
+
+// logTail returns the end of the gateway's log for the report.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	const keep = 2000
+	if len(b) > keep {
+		b = b[len(b)-keep:]
+	}
+	return string(b)
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Request bodies. The small chat body is the brief's; the stream body asks
+// for the usage chunk as a billing gateway would; the hold body carries the
+// mock's hold marker (max_tokens = holdMaxTokens).
+var (
+	chatBody   = []byte(`{"model":"bench-model","messages":[{"role":"user","content":"hi"}],"max_tokens":16}`)
+	streamBody = []byte(`{"model":"bench-model","messages":[{"role":"user","content":"hi"}],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true}}`)
+	holdBody   = []byte(fmt.Sprintf(`{"model":"bench-model","messages":[{"role":"user","content":"hi"}],"max_tokens":%d,"stream":true,"stream_options":{"include_usage":true}}`, holdMaxTokens))
+)
+
+// maxRequestsPerLoad bounds one load interval whatever the speed of the
+// target; at the mock's ~20,000 req/s a 3 s interval makes ~60,000.
+const maxRequestsPerLoad = 1_000_000
+
+// target is one thing under load: the mock alone, the proxy or the gateway.
+type target struct {
+	name   string
+	proc   *proc  // the process whose CPU and RSS are read
+	base   string // http://127.0.0.1:port
+	key    string // sent as Authorization: Bearer (the gateway's sk- key)
+	client *http.Client
+	skip   string // why the target is not measured; empty when it is
+}
+
+// newLoadClient is a keep-alive client whose pool holds a connection for
+// every closed-loop worker, so no run measures connection setup.
+func newLoadClient(conns int) *http.Client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// scenario is one kind of load: non-streaming chat, or streaming chat
+// timed to the first byte of the body.
+type scenario struct {
+	name        string // "chat" or "stream"
+	stream      bool
+	concurrency int
+}
+
+// roundResult is one target under one scenario for one interval.
+type roundResult struct {
+	Target      string `json:"target"`
+	Scenario    string `json:"scenario"`
+	Concurrency int    `json:"concurrency"`
+	Round       int    `json:"round"`    // 0 is the warm-up
+	Requests    int    `json:"requests"` // answered 200 with a complete body
+	Errors      int    `json:"errors"`
+	Seconds     figure `json:"seconds"`
+	ReqPerSec   figure `json:"req_per_sec"`
+	// P50ms and P99ms are the latency of a whole call for chat, the time to
+	// the first byte of the body for stream.
+	P50ms            figure `json:"p50_ms"`
+	P99ms            figure `json:"p99_ms"`
+	CPUTicks         int64  `json:"cpu_ticks"`
+	CPUMicrosPerReq  figure `json:"cpu_us_per_req"`
+	UpstreamCPUTicks int64  `json:"upstream_cpu_ticks"` // the mock's, in the same interval
+	FirstError       string `json:"first_error,omitempty"`
+
+	samples []time.Duration
+}
+
+// workerResult is what one closed-loop client saw.
+type workerResult struct {
+	samples  []time.Duration
+	errors   int
+	firstErr string
+}
+
+// runLoad drives t with sc.concurrency closed-loop clients for dur and
+// reads the CPU of t's process and of the mock around the interval. Its
+// error means a process could not be read, not that requests failed.
+func runLoad(ctx context.Context, t *target, mock *proc, sc scenario, dur time.Duration) (roundResult, error) {
+	res := roundResult{Target: t.name, Scenario: sc.name, Concurrency: sc.concurrency}
+	cpu0, err := procCPUTicks(t.proc.pid())
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", t.name, err)
+	}
+	up0, err := procCPUTicks(mock.pid())
+	if err != nil {
+		return res, fmt.Errorf("mock: %w", err)
+	}
+	body := chatBody
+	if sc.stream {
+		body = streamBody
+	}
+	var sent atomic.Int64
+	workers := make([]workerResult, sc.concurrency)
+	start := time.Now()
+	deadline := start.Add(dur)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			w := &workers[i]
+			var buf bytes.Buffer
+			for time.Now().Before(deadline) && ctx.Err() == nil && sent.Add(1) <= maxRequestsPerLoad {
+				d, err := t.call(ctx, body, sc.stream, &buf)
+				switch {
+				case ctx.Err() != nil:
+					return // interrupted: not the target's error
+				case err != nil:
+					w.errors++
+					if w.firstErr == "" {
+						w.firstErr = err.Error()
+					}
+				default:
+					w.samples = append(w.samples, d)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu1, err := procCPUTicks(t.proc.pid())
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", t.name, err)
+	}
+	up1, err := procCPUTicks(mock.pid())
+	if err != nil {
+		return res, fmt.Errorf("mock: %w", err)
+	}
+	for _, w := range workers {
+		res.samples = append(res.samples, w.samples...)
+		res.Errors += w.errors
+		if res.FirstError == "" {
+			res.FirstError = w.firstErr
+		}
+	}
+	res.Requests = len(res.samples)
+	res.Seconds = figure(elapsed.Seconds())
+	res.ReqPerSec = figure(float64(res.Requests) / elapsed.Seconds())
+	res.CPUTicks, res.UpstreamCPUTicks = cpu1-cpu0, up1-up0
+	res.CPUMicrosPerReq = figure(perRequestMicros(res.CPUTicks, res.Requests))
+	p50, p99 := latencySummary(res.samples)
+	res.P50ms, res.P99ms = figure(p50), figure(p99)
+	return res, nil
+}
+
+// call makes one chat call and returns its latency, or for a stream the
+// time to the first byte of the body. A call counts only when it answers 200
+// with a body that looks complete, so a gateway answering errors fast (or
+// with HTTP 200 and an error body) is not mistaken for a fast one.
+func (t *target) call(ctx context.Context, body []byte, stream bool, buf *bytes.Buffer) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.base+"/v1/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if t.key != "" {
+		req.Header.Set("Authorization", "Bearer "+t.key)
+	}
+	start := time.Now()
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	buf.Reset()
+	var scratch [512]byte
+	n, err := readSome(resp.Body.Read, scratch[:])
+	firstByte := time.Since(start)
+	buf.Write(scratch[:n])
+	if err == nil {
+		_, err = buf.ReadFrom(resp.Body)
+	}
+	total := time.Since(start)
+	switch {
+	case resp.StatusCode != http.StatusOK:
+		return 0, &statusError{code: resp.StatusCode, body: abbreviate(buf.Bytes())}
+	case err != nil:
+		return 0, err
+	case stream && !bytes.Contains(buf.Bytes(), []byte("data: [DONE]")):
+		return 0, errors.New("stream ended without data: [DONE]")
+	case stream:
+		return firstByte, nil
+	case !bytes.Contains(buf.Bytes(), []byte(`"choices"`)):
+		return 0, fmt.Errorf("HTTP 200 without choices: %s", abbreviate(buf.Bytes()))
+	}
+	return total, nil
+}
+
+// readSome reads until it gets at least one byte or an error; io.EOF after
+// the whole body is not an error.
+func readSome(read func([]byte) (int, error), p []byte) (int, error) {
+	for {
+		n, err := read(p)
+		if n > 0 || err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return n, err
+		}
+	}
+}
+
+// statusError is an answer other than 200.
+type statusError struct {
+	code int
+	body string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.body) }
+
+// abbreviate shortens a response body to one line for an error message.
+func abbreviate(b []byte) string {
+	const limit = 200
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > limit {
+		return strings.ToValidUTF8(s[:limit], "") + "…"
+	}
+	return s
+}

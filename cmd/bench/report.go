@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// report is everything a run measured; it is written as JSON as is.
+type report struct {
+	Machine machine          `json:"machine"`
+	Flags   options          `json:"flags"`
+	Started string           `json:"started"`
+	Seconds figure           `json:"seconds"`
+	NoFile  noFileLimit      `json:"rlimit_nofile"`
+	Gateway gatewayInfo      `json:"gateway"`
+	IdleKiB map[string]int64 `json:"idle_rss_kib"` // by target, after the warm-up
+	Summary []summaryRow     `json:"summary"`
+	Memory  []memResult      `json:"memory"`
+	Checks  []check          `json:"checks"`
+	Rounds  []roundResult    `json:"rounds"` // every interval; round 0 is the warm-up
+	Error   string           `json:"error,omitempty"`
+	started time.Time
+}
+
+// machine is where the run happened.
+type machine struct {
+	NumCPU    int    `json:"nproc"`
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	Kernel    string `json:"kernel,omitempty"`
+	CPUModel  string `json:"cpu_model,omitempty"`
+	Date      string `json:"date"`
+}
+
+func newReport(o options) *report {
+	now := time.Now()
+	return &report{
+		Machine: machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+			Kernel: readTrimmed("/proc/sys/kernel/osrelease"), CPUModel: cpuModel(), Date: now.UTC().Format(time.RFC3339)},
+		Flags:   o,
+		Started: now.UTC().Format(time.RFC3339),
+		started: now,
+		IdleKiB: map[string]int64{},
+	}
+}
+
+// summaryRow is one target under one scenario over all rounds.
+type summaryRow struct {
+	Target          string `json:"target"`
+	Scenario        string `json:"scenario"`
+	Concurrency     int    `json:"concurrency"`
+	Rounds          int    `json:"rounds"`
+	Requests        int    `json:"requests"`
+	Errors          int    `json:"errors"`
+	ReqPerSec       figure `json:"req_per_sec"`
+	P50ms           figure `json:"p50_ms"` // chat: latency; stream: time to first byte
+	P99ms           figure `json:"p99_ms"`
+	CPUMicrosPerReq figure `json:"cpu_us_per_req"`
+	// UpstreamCPUMicrosPerReq is the mock's CPU per request of this target:
+	// what the target itself costs is CPUMicrosPerReq alone.
+	UpstreamCPUMicrosPerReq figure `json:"upstream_cpu_us_per_req"`
+	Skipped                 string `json:"skipped,omitempty"`
+	FirstError              string `json:"first_error,omitempty"`
+}
+
+// finish summarises the rounds and evaluates the checks.
+func (r *report) finish(runErr error) {
+	r.Seconds = figure(time.Since(r.started).Seconds())
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
+	r.Summary = summarise(r.Rounds, r.Flags, r.Gateway.Status)
+	r.Checks = evaluate(r.Summary, r.Memory, r.Flags, r.Gateway.Status)
+}
+
+// summarise pools the measured rounds (not the warm-up) per target and
+// scenario: req/s is all requests over all seconds, percentiles are over
+// all samples, CPU is all ticks over all requests.
+func summarise(rounds []roundResult, o options, gatewayStatus string) []summaryRow {
+	type key struct {
+		target, scenario string
+		c                int
+	}
+	type pool struct {
+		row            summaryRow
+		seconds        float64
+		ticks, upTicks int64
+		samples        []time.Duration
+	}
+	pools := map[key]*pool{}
+	for _, rr := range rounds {
+		if rr.Round == 0 {
+			continue
+		}
+		k := key{rr.Target, rr.Scenario, rr.Concurrency}
+		p := pools[k]
+		if p == nil {
+			p = &pool{row: summaryRow{Target: rr.Target, Scenario: rr.Scenario, Concurrency: rr.Concurrency}}
+			pools[k] = p
+		}
+		p.row.Rounds++
+		p.row.Requests += rr.Requests
+		p.row.Errors += rr.Errors
+		if p.row.FirstError == "" {
+			p.row.FirstError = rr.FirstError
+		}
+		p.seconds += float64(rr.Seconds)
+		p.ticks += rr.CPUTicks
+		p.upTicks += rr.UpstreamCPUTicks
+		p.samples = append(p.samples, rr.samples...)
+	}
+	var rows []summaryRow
+	scenarios := []scenario{}
+	for _, c := range o.Concurrency {
+		scenarios = append(scenarios, scenario{"chat", false, c})
+	}
+	scenarios = append(scenarios, scenario{"stream", true, o.StreamConcurrency})
+	for _, sc := range scenarios {
+		for _, name := range []string{"mock", "proxy", "gateway"} {
+			p := pools[key{name, sc.name, sc.concurrency}]
+			if p == nil {
+				row := summaryRow{Target: name, Scenario: sc.name, Concurrency: sc.concurrency, Skipped: "not measured",
+					ReqPerSec: nan(), P50ms: nan(), P99ms: nan(), CPUMicrosPerReq: nan(), UpstreamCPUMicrosPerReq: nan()}
+				if name == "gateway" && gatewayStatus != gatewayMeasured {
+					row.Skipped = shortStatus(gatewayStatus)
+				}
+				rows = append(rows, row)
+				continue
+			}
+			row := p.row
+			row.ReqPerSec = figure(float64(row.Requests) / p.seconds)
+			p50, p99 := latencySummary(p.samples)
+			row.P50ms, row.P99ms = figure(p50), figure(p99)
+			row.CPUMicrosPerReq = figure(perRequestMicros(p.ticks, row.Requests))
+			row.UpstreamCPUMicrosPerReq = figure(perRequestMicros(p.upTicks, row.Requests))
+			if name == "mock" {
+				row.UpstreamCPUMicrosPerReq = nan() // the mock is its own upstream
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// evaluate holds the gateway's figures against DESIGN §7.
+func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus string) []check {
+	find := func(target, scenario string, c int) summaryRow {
+		for _, r := range rows {
+			if r.Target == target && r.Scenario == scenario && r.Concurrency == c {
+				return r
+			}
+		}
+		return summaryRow{ReqPerSec: nan(), CPUMicrosPerReq: nan()}
+	}
+	var checks []check
+	for _, c := range o.Concurrency {
+		g, p := find("gateway", "chat", c), find("proxy", "chat", c)
+		t := failOnErrors(ratioCheck("throughput vs proxy", float64(g.ReqPerSec), float64(p.ReqPerSec), minThroughputRatio, true), g.Errors)
+		u := failOnErrors(ratioCheck("CPU per request vs proxy", float64(g.CPUMicrosPerReq), float64(p.CPUMicrosPerReq), maxCPURatio, false), g.Errors)
+		t.Concurrency, u.Concurrency = c, c
+		checks = append(checks, t, u)
+	}
+	gm, pm := memResult{MiBPer1000: nan(), AfterOverIdle: nan()}, memResult{MiBPer1000: nan()}
+	for _, m := range mem {
+		switch m.Target {
+		case "gateway":
+			gm = m
+		case "proxy":
+			pm = m
+		}
+	}
+	streams := check{Name: "MiB per 1,000 open streams", Gateway: gm.MiBPer1000, Proxy: pm.MiBPer1000, Value: gm.MiBPer1000, Limit: maxMiBPer1000}
+	streams.Verdict = judge(float64(streams.Value), streams.Limit, false)
+	back := check{Name: "RSS after close ÷ idle", Gateway: gm.AfterOverIdle, Proxy: pm.AfterOverIdle, Value: gm.AfterOverIdle, Limit: maxRSSReturn}
+	back.Verdict = judge(float64(back.Value), back.Limit, false)
+	if gm.Error != "" {
+		for _, c := range []*check{&streams, &back} {
+			c.Verdict, c.Note = verdictFail, gm.Error
+		}
+	}
+	checks = append(checks, streams, back)
+	if gatewayStatus != gatewayMeasured {
+		for i := range checks {
+			checks[i].Verdict, checks[i].Note = verdictNA, "gateway: "+shortStatus(gatewayStatus)
+		}
+	}
+	return checks
+}
+
+// shortStatus is the gateway status without its detail in parentheses.
+func shortStatus(s string) string {
+	if i := strings.Index(s, " ("); i > 0 {
+		return s[:i]
+	}
+	if i := strings.Index(s, ": "); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func nan() figure { return figure(math.NaN()) }
+
+// write saves the report as indented JSON.
+func (r *report) write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+func readTrimmed(path string) string {
+	b, _ := os.ReadFile(path)
+	return strings.TrimSpace(string(b))
+}
+
+// cpuModel is the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	for line := range strings.Lines(readTrimmed("/proc/cpuinfo")) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Targets of DESIGN §7, as ratios of the gateway against the bare proxy
+// measured in the same run.
+const (
+	minThroughputRatio = 0.90 // gateway req/s ÷ proxy req/s, at least
+	maxCPURatio        = 1.2  // gateway CPU µs/req ÷ proxy CPU µs/req, at most
+	maxMiBPer1000      = 40.0 // gateway MiB per 1,000 open streams, at most
+	maxRSSReturn       = 1.10 // RSS after the streams close ÷ idle RSS, at most
+)
+
+// Verdicts of a check.
+const (
+	verdictPass = "PASS"
+	verdictFail = "FAIL"
+	verdictNA   = "n/a"
+)
+
+// percentile returns the p-th percentile (0 < p ≤ 100) of sorted samples by
+// the nearest-rank method: the smallest sample with at least p% of samples at
+// or below it. No samples give 0.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(p / 100 * float64(n)))
+	return sorted[min(max(rank, 1), n)-1]
+}
+
+// millis is d in milliseconds, for reports.
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// latencySummary sorts samples in place and returns p50 and p99 in ms.
+func latencySummary(samples []time.Duration) (p50, p99 float64) {
+	slices.Sort(samples)
+	return millis(percentile(samples, 50)), millis(percentile(samples, 99))
+}
+
+// check is one target of DESIGN §7 evaluated on this run's figures.
+type check struct {
+	Name        string  `json:"name"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	Gateway     figure  `json:"gateway"`
+	Proxy       figure  `json:"proxy"` // the reference, when the check is a ratio
+	Value       figure  `json:"value"` // the ratio, or the gateway figure itself
+	Limit       float64 `json:"limit"`
+	AtLeast     bool    `json:"at_least"` // Value must be ≥ Limit; otherwise ≤
+	Verdict     string  `json:"verdict"`
+	Note        string  `json:"note,omitempty"`
+}
+
+// judge returns PASS when value meets limit in the given direction. A value
+// that is not a finite number (a missing figure) is n/a.
+func judge(value, limit float64, atLeast bool) string {
+	switch {
+	case math.IsNaN(value) || math.IsInf(value, 0):
+		return verdictNA
+	case atLeast && value >= limit, !atLeast && value <= limit:
+		return verdictPass
+	}
+	return verdictFail
+}
+
+// ratioCheck compares gateway with proxy: Value = gateway ÷ proxy. A zero or
+// missing reference makes the check n/a rather than a division by zero.
+func ratioCheck(name string, gateway, proxy, limit float64, atLeast bool) check {
+	c := check{Name: name, Gateway: figure(gateway), Proxy: figure(proxy), Limit: limit, AtLeast: atLeast, Value: figure(math.NaN())}
+	if proxy > 0 && !math.IsNaN(gateway) {
+		c.Value = figure(gateway / proxy)
+	}
+	c.Verdict = judge(float64(c.Value), limit, atLeast)
+	if c.Verdict == verdictNA {
+		c.Note = "missing figure"
+	}
+	return c
+}
+
+// failOnErrors turns a passing check into a failure when the gateway
+// answered errors: speed bought by failing requests is not a pass.
+func failOnErrors(c check, errors int) check {
+	if errors > 0 && c.Verdict == verdictPass {
+		c.Verdict = verdictFail
+		c.Note = "gateway answered errors"
+	}
+	return c
+}
+
+// perRequestMicros is CPU µs per request from a tick delta; NaN when no
+// request completed.
+func perRequestMicros(ticks int64, requests int) float64 {
+	if requests <= 0 {
+		return math.NaN()
+	}
+	return float64(ticks*microsPerTick) / float64(requests)
+}
+
+// mibPer1000 scales the RSS growth of n open streams to 1,000 streams.
+func mibPer1000(idleKiB, heldKiB int64, n int) float64 {
+	if n <= 0 {
+		return math.NaN()
+	}
+	return float64(heldKiB-idleKiB) / 1024 * 1000 / float64(n)
+}
+
+// figure is a measured number that may be missing (NaN): JSON has no NaN, so
+// a missing figure is written as null.
+type figure float64
+
+// MarshalJSON writes f, or null when it is not a finite number.
+func (f figure) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, math.Round(v*1000)/1000, 'f', -1, 64), nil
+}

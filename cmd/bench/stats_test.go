@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestPercentile(t *testing.T) {
+	ms := func(xs ...int) []time.Duration {
+		d := make([]time.Duration, len(xs))
+		for i, x := range xs {
+			d[i] = time.Duration(x) * time.Millisecond
+		}
+		return d
+	}
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(i+1) * time.Millisecond
+	}
+	tests := []struct {
+		name   string
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		{"none", nil, 50, 0},
+		{"one", ms(7), 50, 7 * time.Millisecond},
+		{"one p99", ms(7), 99, 7 * time.Millisecond},
+		{"median of odd", ms(1, 2, 3, 4, 5), 50, 3 * time.Millisecond},
+		{"median of even is the lower middle", ms(1, 2, 3, 4), 50, 2 * time.Millisecond},
+		{"p99 of 100", hundred, 99, 99 * time.Millisecond},
+		{"p100 is the max", hundred, 100, 100 * time.Millisecond},
+		{"p99 of 10 is the max", ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 99, 10 * time.Millisecond},
+		{"tiny p is the min", ms(4, 5, 6), 0.001, 4 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		if got := percentile(tt.sorted, tt.p); got != tt.want {
+			t.Errorf("%s: percentile(p%g) = %v, want %v", tt.name, tt.p, got, tt.want)
+		}
+	}
+}
+
+func TestLatencySummarySorts(t *testing.T) {
+	samples := []time.Duration{5 * time.Millisecond, time.Millisecond, 3 * time.Millisecond}
+	p50, p99 := latencySummary(samples)
+	if p50 != 3 || p99 != 5 {
+		t.Errorf("latencySummary = %g, %g ms; want 3, 5", p50, p99)
+	}
+}
+
+func TestRatioCheck(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name            string
+		gateway, proxy  float64
+		limit           float64
+		atLeast         bool
+		want            string
+		wantValue       float64
+		wantValueMissed bool
+	}{
+		{"throughput above", 4500, 4000, 0.9, true, verdictPass, 1.125, false},
+		{"throughput exactly at limit", 900, 1000, 0.9, true, verdictPass, 0.9, false},
+		{"throughput below", 3000, 4000, 0.9, true, verdictFail, 0.75, false},
+		{"cpu below limit", 230, 200, 1.2, false, verdictPass, 1.15, false},
+		{"cpu exactly at limit", 240, 200, 1.2, false, verdictPass, 1.2, false},
+		{"cpu above", 300, 200, 1.2, false, verdictFail, 1.5, false},
+		{"no gateway figure", nan, 200, 1.2, false, verdictNA, 0, true},
+		{"no reference", 200, 0, 1.2, false, verdictNA, 0, true},
+	}
+	for _, tt := range tests {
+		c := ratioCheck(tt.name, tt.gateway, tt.proxy, tt.limit, tt.atLeast)
+		if c.Verdict != tt.want {
+			t.Errorf("%s: verdict %s, want %s", tt.name, c.Verdict, tt.want)
+		}
+		v := float64(c.Value)
+		if tt.wantValueMissed != math.IsNaN(v) || (!tt.wantValueMissed && math.Abs(v-tt.wantValue) > 1e-9) {
+			t.Errorf("%s: value %g, want %g", tt.name, v, tt.wantValue)
+		}
+	}
+}
+
+func TestFailOnErrors(t *testing.T) {
+	pass := ratioCheck("throughput", 5000, 4000, 0.9, true)
+	if got := failOnErrors(pass, 0).Verdict; got != verdictPass {
+		t.Errorf("no errors: %s, want PASS", got)
+	}
+	if got := failOnErrors(pass, 3); got.Verdict != verdictFail || got.Note == "" {
+		t.Errorf("errors: %s %q, want FAIL with a note", got.Verdict, got.Note)
+	}
+	na := ratioCheck("throughput", math.NaN(), 4000, 0.9, true)
+	if got := failOnErrors(na, 3).Verdict; got != verdictNA {
+		t.Errorf("missing figure with errors: %s, want n/a", got)
+	}
+}
+
+func TestPerRequestAndMemoryFigures(t *testing.T) {
+	// 50 ticks of 10 ms over 2,500 requests: 200 µs each.
+	if got := perRequestMicros(50, 2500); got != 200 {
+		t.Errorf("perRequestMicros = %g, want 200", got)
+	}
+	if got := perRequestMicros(50, 0); !math.IsNaN(got) {
+		t.Errorf("perRequestMicros with no requests = %g, want NaN", got)
+	}
+	// 20 MiB more with 500 streams is 40 MiB per 1,000.
+	if got := mibPer1000(10*1024, 30*1024, 500); got != 40 {
+		t.Errorf("mibPer1000 = %g, want 40", got)
+	}
+}
+
+func TestFigureJSON(t *testing.T) {
+	b, err := json.Marshal(struct{ A, B, C figure }{1.23456, figure(math.NaN()), figure(math.Inf(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"A":1.235,"B":null,"C":null}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+func TestEvaluateWithoutGateway(t *testing.T) {
+	o := options{Concurrency: []int{1, 16}, StreamConcurrency: 16}
+	rows := summarise(nil, o, gatewayNoRelay+" (HTTP 404)")
+	for _, r := range rows {
+		if r.Target == "gateway" && r.Skipped != gatewayNoRelay {
+			t.Errorf("gateway row skipped %q, want %q", r.Skipped, gatewayNoRelay)
+		}
+	}
+	for _, c := range evaluate(rows, nil, o, gatewayNoRelay+" (HTTP 404)") {
+		if c.Verdict != verdictNA {
+			t.Errorf("%s c=%d: %s, want n/a while the relay is missing", c.Name, c.Concurrency, c.Verdict)
+		}
+	}
+}
+
+func TestParseConcurrency(t *testing.T) {
+	got, err := parseConcurrency("1, 16,64")
+	if err != nil || len(got) != 3 || got[0] != 1 || got[1] != 16 || got[2] != 64 {
+		t.Errorf("parseConcurrency = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "0", "1,,2", "x", "5000"} {
+		if _, err := parseConcurrency(bad); err == nil {
+			t.Errorf("parseConcurrency(%q): want an error", bad)
+		}
+	}
+}
+
+func TestRotate(t *testing.T) {
+	got := rotate([]string{"mock", "proxy", "gateway"}, 4)
+	if got[0] != "proxy" || got[1] != "gateway" || got[2] != "mock" {
+		t.Errorf("rotate = %v", got)
+	}
+}
