@@ -117,7 +117,7 @@ func TestLimitedTokenIsCappedAndExhausted(t *testing.T) {
 		}
 		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: hold.Amount, Cost: 30,
 			ReservationID: hold.ReservationID,
-			Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 30}})
+			Log:           &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 30}})
 		user, token := f.balances(t)
 		tk, _ := f.st.UserToken(ctx, f.user.ID, f.token.ID)
 		if user != 970 || token != 0 || tk.Status != 4 || tk.UsedQuota != 30 {
