@@ -88,7 +88,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		st.Close()
 		return nil, err
 	}
-	a.ledger = billing.New(st, billing.Config{Logger: log})
+	// On SQLite this process is the database's only writer, so holds can
+	// live in memory; nodes sharing a server database hold in the database.
+	a.ledger = billing.New(st, billing.Config{Logger: log, Local: st.Dialect() == store.SQLite})
+	st.OnCommit(a.ledger.Changed)
 	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log})
 	if err != nil {
 		a.ledger.Close(ctx)

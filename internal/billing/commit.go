@@ -19,6 +19,9 @@ func (l *Ledger) commit(reserves []*pendingReserve, settles []store.SettleOp) []
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	results, err := l.store.ApplyBilling(ctx, ops, settles)
+	if err == nil && l.book != nil {
+		l.book.committed(settles)
+	}
 	if err != nil {
 		l.log.Error("billing batch failed", "reservations", len(reserves), "settlements", len(settles), "err", err)
 		for _, p := range reserves {
@@ -72,7 +75,11 @@ func (l *Ledger) retrySettles(settles []store.SettleOp) []store.SettleOp {
 func (l *Ledger) applySettles(settles []store.SettleOp) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := l.store.ApplyBilling(ctx, nil, settles); err != nil {
+	_, err := l.store.ApplyBilling(ctx, nil, settles)
+	if err == nil && l.book != nil {
+		l.book.committed(settles)
+	}
+	if err != nil {
 		for _, op := range settles {
 			l.log.Error("settlement not committed", "user", op.UserID, "token", op.TokenID,
 				"channel", op.ChannelID, "held", op.Held, "cost", op.Cost, "err", err)

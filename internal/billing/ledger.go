@@ -23,6 +23,10 @@ import (
 
 // Config tunes the ledger.
 type Config struct {
+	// Local says this process is the only writer of the database's
+	// balances (SQLite): holds are then kept in memory (localBook) instead of
+	// being written. Nodes sharing a server database must leave it false.
+	Local bool
 	// FlushInterval is the longest a settlement waits for its commit when no
 	// reservation starts a transaction earlier. Default 50 ms.
 	FlushInterval time.Duration
@@ -42,8 +46,11 @@ type Ledger struct {
 
 	reserves chan *pendingReserve
 	settles  chan store.SettleOp
+	loads    chan *pendingLoad
+	flushes  chan chan struct{}
 	quit     chan struct{}
 	done     chan struct{}
+	book     *localBook // nil unless Config.Local
 
 	closeOnce sync.Once
 	mu        sync.RWMutex // held for reading while sending, for writing to close
@@ -75,8 +82,13 @@ func New(st *store.Store, cfg Config) *Ledger {
 		store: st, cfg: cfg, log: cfg.Logger,
 		reserves: make(chan *pendingReserve, 4096),
 		settles:  make(chan store.SettleOp, 65536),
+		loads:    make(chan *pendingLoad, 1024),
+		flushes:  make(chan chan struct{}),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
+	}
+	if cfg.Local {
+		l.book = newLocalBook()
 	}
 	go l.run()
 	return l
@@ -98,6 +110,9 @@ func release(op store.ReserveOp, r store.ReserveResult) store.SettleOp {
 // fails with store.ErrUserQuota or store.ErrTokenQuota when nothing is
 // available.
 func (l *Ledger) Reserve(ctx context.Context, op store.ReserveOp) (Hold, error) {
+	if l.book != nil {
+		return l.reserveLocal(ctx, op)
+	}
 	p := &pendingReserve{op: op, result: make(chan store.ReserveResult, 1)}
 	l.mu.RLock()
 	if l.closed {
@@ -135,6 +150,11 @@ func (l *Ledger) Reserve(ctx context.Context, op store.ReserveOp) (Hold, error) 
 // never blocks on the database; after Close it applies synchronously so no
 // settlement is ever dropped.
 func (l *Ledger) Settle(op store.SettleOp) {
+	if l.book != nil {
+		// The hold was never written: the database only learns the cost.
+		l.book.settled(op)
+		op.Held, op.ReservationID = 0, 0
+	}
 	l.mu.RLock()
 	if !l.closed {
 		l.settles <- op
@@ -145,23 +165,22 @@ func (l *Ledger) Settle(op store.SettleOp) {
 	l.applySettles([]store.SettleOp{op})
 }
 
-// Flush waits until every settlement queued before the call is committed.
+// Flush waits until every settlement queued before the call is committed
+// (or has failed and been logged).
 func (l *Ledger) Flush(ctx context.Context) error {
-	// A zero reservation is a barrier: the ledger handles queued settlements
-	// together with or before it.
-	for {
-		if len(l.settles) == 0 {
-			_, err := l.Reserve(ctx, store.ReserveOp{})
-			if err == nil || errors.Is(err, store.ErrUserQuota) {
-				return nil
-			}
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Millisecond):
-		}
+	done := make(chan struct{})
+	select {
+	case l.flushes <- done:
+	case <-l.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -189,6 +208,28 @@ func (l *Ledger) run() {
 	for {
 		var reserves []*pendingReserve
 		select {
+		case ld := <-l.loads:
+			ld.done <- l.book.load(context.Background(), l.store, []store.ReserveOp{ld.op})
+			continue
+		case done := <-l.flushes:
+			// Everything queued before the flush request is in the channel.
+			for n := len(l.settles); n > 0; n-- {
+				settles = append(settles, <-l.settles)
+			}
+			for len(settles) > 0 {
+				batch := settles[:min(len(settles), l.cfg.MaxBatch)]
+				kept := l.commit(nil, batch)
+				settles = append(kept, settles[len(batch):]...)
+				if len(kept) > 0 {
+					break // the database is failing: do not spin; the timer retries
+				}
+			}
+			timer.Stop()
+			if len(settles) > 0 {
+				timer.Reset(l.cfg.FlushInterval)
+			}
+			close(done)
+			continue
 		case p := <-l.reserves:
 			reserves = append(reserves, p)
 		case op := <-l.settles:
@@ -224,5 +265,13 @@ func (l *Ledger) run() {
 		if len(settles) > 0 {
 			timer.Reset(l.cfg.FlushInterval)
 		}
+	}
+}
+
+// Changed tells a local ledger that balances were committed by someone
+// else; register it with store.OnCommit.
+func (l *Ledger) Changed(changes []store.Change) {
+	if l.book != nil {
+		l.book.changed(changes)
 	}
 }

@@ -99,7 +99,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.counted("users", id); err != nil {
+		if err := tx.billed("users", id); err != nil {
 			return err
 		}
 	}
@@ -116,7 +116,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err := tx.db.Exec(q, args...).Error; err != nil {
 			return err
 		}
-		if err := tx.counted("tokens", id); err != nil {
+		if err := tx.billed("tokens", id); err != nil {
 			return err
 		}
 	}
@@ -124,7 +124,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err := tx.db.Exec("UPDATE channels SET used_quota = used_quota + ? WHERE id = ?", channels[id], id).Error; err != nil {
 			return err
 		}
-		if err := tx.counted("channels", id); err != nil {
+		if err := tx.billed("channels", id); err != nil {
 			return err
 		}
 	}
@@ -321,9 +321,35 @@ func (tx *Tx) takeBalances(table, col string, held map[int64]int64) error {
 		if res.RowsAffected != 1 {
 			return ErrConflict // the locked balance moved: roll the batch back
 		}
-		if err := tx.counted(table, id); err != nil {
+		if err := tx.billed(table, id); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Balances returns the quota of users and the remaining quota of tokens by
+// id (absent ids are left out): what the local billing ledger starts from.
+func (s *Store) Balances(ctx context.Context, userIDs, tokenIDs []int64) (users, tokens map[int64]int64, err error) {
+	users, tokens = map[int64]int64{}, map[int64]int64{}
+	load := func(table, col string, ids []int64, out map[int64]int64) error {
+		if len(ids) == 0 {
+			return nil
+		}
+		var rows []struct{ ID, Balance int64 }
+		if err := s.read(ctx).Table(table).Select("id, "+col+" AS balance").Where("id IN ?", ids).Find(&rows).Error; err != nil {
+			return err
+		}
+		for _, r := range rows {
+			out[r.ID] = r.Balance
+		}
+		return nil
+	}
+	if err := load("users", "quota", userIDs, users); err != nil {
+		return nil, nil, wrap("load balances", err)
+	}
+	if err := load("tokens", "remain_quota", tokenIDs, tokens); err != nil {
+		return nil, nil, wrap("load balances", err)
+	}
+	return users, tokens, nil
 }

@@ -72,6 +72,8 @@ type Change struct {
 	ID    int64
 	// Counters is true when only balances or usage counters moved.
 	Counters bool
+	// Billing is true for the billing ledger's own settlements.
+	Billing bool
 }
 
 // Open connects, applies pending migrations and returns the Store.

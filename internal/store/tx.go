@@ -89,6 +89,12 @@ func (tx *Tx) counted(table string, id int64) error {
 	return tx.record(Change{Table: table, Op: "UPDATE", ID: id, Counters: true})
 }
 
+// billed records a counter change made by ApplyBilling: the billing ledger
+// knows about these already and skips them.
+func (tx *Tx) billed(table string, id int64) error {
+	return tx.record(Change{Table: table, Op: "UPDATE", ID: id, Counters: true, Billing: true})
+}
+
 func (tx *Tx) record(c Change) error {
 	if len(tx.s.committed) > 0 {
 		tx.changes = append(tx.changes, c)

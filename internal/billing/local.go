@@ -1,0 +1,211 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+var errBusy = errors.New("balance changing too often to hold; try again")
+
+// account is one balance as the local ledger tracks it. What a call may
+// still hold is balance − pending − held.
+type account struct {
+	balance int64 // the database value after every commit this ledger made
+	pending int64 // settled costs queued but not yet committed
+	held    int64 // holds of calls in flight (never written to the database)
+	loaded  bool  // false: read balance from the database before use
+	gen     int64 // bumped by every outside change, so a read that raced one is not trusted
+}
+
+func (a *account) available() int64 { return a.balance - a.pending - a.held }
+
+// localBook keeps balances in memory when this process is the only writer
+// of its database (SQLite): a hold then costs no database write at all, and
+// only the exact cost of each call is ever written, by group commit. A
+// crash loses the holds with the process, so nothing needs giving back.
+//
+// Balances are read from the database by the ledger goroutine, the only
+// committer of settlements, so a read always matches what pending says is
+// not yet committed. A balance changed by anyone else (a top-up, an admin
+// edit) is marked unloaded by Changed and read again before its next hold.
+type localBook struct {
+	mu     sync.Mutex
+	users  map[int64]*account
+	tokens map[int64]*account
+}
+
+func newLocalBook() *localBook {
+	return &localBook{users: map[int64]*account{}, tokens: map[int64]*account{}}
+}
+
+func get(m map[int64]*account, id int64) *account {
+	a := m[id]
+	if a == nil {
+		a = &account{}
+		m[id] = a
+	}
+	return a
+}
+
+// tryHold holds up to op.Amount when the accounts are loaded; ready is false
+// when a balance must be read first.
+func (b *localBook) tryHold(op store.ReserveOp) (held int64, err error, ready bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	u := get(b.users, op.UserID)
+	var t *account
+	if op.TokenLimited {
+		t = get(b.tokens, op.TokenID)
+	}
+	if !u.loaded || (t != nil && !t.loaded) {
+		return 0, nil, false
+	}
+	amount := min(op.Amount, u.available())
+	switch {
+	case u.available() <= 0:
+		return 0, store.ErrUserQuota, true
+	case t != nil && t.available() <= 0:
+		return 0, store.ErrTokenQuota, true
+	}
+	if t != nil {
+		amount = min(amount, t.available())
+		t.held += amount
+	}
+	u.held += amount
+	return amount, nil, true
+}
+
+// settled moves a call from held to pending cost; the cost is committed
+// later by the ledger goroutine (committed).
+func (b *localBook) settled(op store.SettleOp) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	u := get(b.users, op.UserID)
+	u.held -= op.Held
+	u.pending += op.Cost
+	if op.TokenLimited {
+		t := get(b.tokens, op.TokenID)
+		t.held -= op.Held
+		t.pending += op.Cost
+	}
+}
+
+// committed applies committed costs to the known balances.
+func (b *localBook) committed(ops []store.SettleOp) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, op := range ops {
+		u := get(b.users, op.UserID)
+		u.balance -= op.Cost
+		u.pending -= op.Cost
+		if op.TokenLimited {
+			t := get(b.tokens, op.TokenID)
+			t.balance -= op.Cost
+			t.pending -= op.Cost
+		}
+	}
+}
+
+// changed marks balances that someone other than the ledger changed.
+func (b *localBook) changed(changes []store.Change) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range changes {
+		if c.Billing {
+			continue
+		}
+		switch c.Table {
+		case "users":
+			if a := b.users[c.ID]; a != nil {
+				a.loaded = false
+				a.gen++
+			}
+		case "tokens":
+			if a := b.tokens[c.ID]; a != nil {
+				a.loaded = false
+				a.gen++
+			}
+		}
+	}
+}
+
+// load reads the unloaded balances among ops from the database. Only the
+// ledger goroutine calls it, between commits.
+func (b *localBook) load(ctx context.Context, st *store.Store, ops []store.ReserveOp) error {
+	var userIDs, tokenIDs []int64
+	userGen, tokenGen := map[int64]int64{}, map[int64]int64{}
+	b.mu.Lock()
+	for _, op := range ops {
+		if a := get(b.users, op.UserID); !a.loaded {
+			userIDs, userGen[op.UserID] = append(userIDs, op.UserID), a.gen
+		}
+		if a := get(b.tokens, op.TokenID); op.TokenLimited && !a.loaded {
+			tokenIDs, tokenGen[op.TokenID] = append(tokenIDs, op.TokenID), a.gen
+		}
+	}
+	b.mu.Unlock()
+	if len(userIDs)+len(tokenIDs) == 0 {
+		return nil
+	}
+	users, tokens, err := st.Balances(ctx, userIDs, tokenIDs)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// An unknown user or token has nothing to spend. A balance changed
+	// again while it was read stays unloaded and is read once more.
+	for _, id := range userIDs {
+		if a := get(b.users, id); a.gen == userGen[id] {
+			a.balance, a.loaded = users[id], true
+		}
+	}
+	for _, id := range tokenIDs {
+		if a := get(b.tokens, id); a.gen == tokenGen[id] {
+			a.balance, a.loaded = tokens[id], true
+		}
+	}
+	return nil
+}
+
+// pendingLoad asks the ledger goroutine to read an account's balances.
+type pendingLoad struct {
+	op   store.ReserveOp
+	done chan error
+}
+
+// reserveLocal holds from the in-memory balances, asking the ledger
+// goroutine to read a balance first when it is not loaded.
+func (l *Ledger) reserveLocal(ctx context.Context, op store.ReserveOp) (Hold, error) {
+	for attempt := 0; ; attempt++ {
+		held, err, ready := l.book.tryHold(op)
+		if ready {
+			if err != nil {
+				return Hold{}, err
+			}
+			return Hold{Amount: held}, nil
+		}
+		if attempt == 5 { // balances keep changing under the read
+			return Hold{}, errBusy
+		}
+		ld := &pendingLoad{op: op, done: make(chan error, 1)}
+		select {
+		case l.loads <- ld:
+		case <-l.done:
+			return Hold{}, ErrClosed
+		case <-ctx.Done():
+			return Hold{}, ctx.Err()
+		}
+		select {
+		case err := <-ld.done:
+			if err != nil {
+				return Hold{}, err
+			}
+		case <-ctx.Done():
+			return Hold{}, ctx.Err()
+		}
+	}
+}
