@@ -43,8 +43,8 @@ type call struct {
 // the ingress dialect's error shape.
 func (rl *Relay) serve(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rl.inflight.Add(1)
-		defer rl.inflight.Add(-1) // after settle: Idle means every call is queued for billing
+		rl.memory.observe(rl.inflight.Add(1))
+		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
 		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r)}
 		w.Header().Set("X-Request-Id", c.requestID)
 		err := c.run()

@@ -115,8 +115,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
 	}
 	if s.dialect == SQLite {
-		sqlDB.SetMaxOpenConns(8)
-		sqlDB.SetMaxIdleConns(8)
+		// Each connection is a separate SQLite instance with its own page
+		// cache; writes are serialised anyway, and 4 readers are plenty.
+		sqlDB.SetMaxOpenConns(4)
+		sqlDB.SetMaxIdleConns(4)
 	} else {
 		sqlDB.SetMaxOpenConns(32)
 		sqlDB.SetMaxIdleConns(16)
