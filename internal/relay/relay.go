@@ -117,8 +117,8 @@ func newTransport() *http.Transport {
 		DisableCompression:    true,
 		// Requests are written once and are mostly small: a 1 KiB write
 		// buffer instead of 4 KiB trims every open upstream connection.
-		WriteBufferSize: 1 << 10,
-		ForceAttemptHTTP2:     true,
+		WriteBufferSize:   1 << 10,
+		ForceAttemptHTTP2: true,
 	}
 }
 
