@@ -48,7 +48,6 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r)}
 		w.Header().Set("X-Request-Id", c.requestID)
 		err := c.run()
-		rl.putBody(c.body)
 		if err != nil && !c.wrote {
 			writeError(w, ep.ingress, err)
 		}
@@ -217,8 +216,8 @@ func (c *call) consumeLog(cost int64) *store.Log {
 	}
 }
 
-// readBody reads the request body into a pooled buffer, bounded by the
-// RelayMaxBodyMB option.
+// readBody reads the request body, bounded by the RelayMaxBodyMB option,
+// through a pooled buffer.
 func (rl *Relay) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	limit := rl.Options.Current().RelayMaxBody
 	if r.ContentLength > limit {
@@ -232,13 +231,19 @@ func (rl *Relay) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		n, err := r.Body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > limit {
-			return buf, errf(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", MsgBodyTooLarge)
+			rl.putBody(buf)
+			return nil, errf(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", MsgBodyTooLarge)
 		}
 		if err == io.EOF {
-			return buf, nil
+			// Keep an exact-size copy for the call, which may last minutes
+			// (a stream), and give the growable buffer back at once.
+			body := append([]byte(nil), buf...)
+			rl.putBody(buf)
+			return body, nil
 		}
 		if err != nil {
-			return buf, badRequest("read request body: " + err.Error())
+			rl.putBody(buf)
+			return nil, badRequest("read request body: " + err.Error())
 		}
 	}
 }

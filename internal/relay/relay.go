@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/relay/h1"
 	"github.com/modelgate/modelgate/internal/relay/tokencount"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -30,8 +31,8 @@ type Deps struct {
 	Ledger  *billing.Ledger
 	Options *option.Registry
 	Log     *slog.Logger
-	// Transport carries upstream calls; nil gets a transport tuned for many
-	// concurrent keep-alive connections to few hosts.
+	// Transport carries upstream calls; nil gets the lean HTTP/1.1
+	// transport of package h1.
 	Transport http.RoundTripper
 	// ReloadEvery is how often caches re-read the database, so changes made
 	// by other nodes sharing it are seen. Default 10 s.
@@ -65,7 +66,9 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 		d.ReloadEvery = 10 * time.Second
 	}
 	if d.Transport == nil {
-		d.Transport = newTransport()
+		// The lean HTTP/1.1 transport holds an open stream with no goroutine
+		// of its own; requests through a proxy fall back to net/http's.
+		d.Transport = h1.New(newTransport())
 	}
 	cat, err := newCatalog(ctx, d.Store, d.Log)
 	if err != nil {

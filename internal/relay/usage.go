@@ -45,7 +45,7 @@ func (u *wireUsage) reported() bool {
 
 // usageFromJSON reads the usage of a complete answer.
 func usageFromJSON(kind usageKind, raw []byte) (pricing.Usage, bool) {
-	if kind == usageNone || !bytes.Contains(raw, []byte(`"usage"`)) {
+	if kind == usageNone || !hasObjectField(raw, `"usage"`) {
 		return pricing.Usage{}, false
 	}
 	var body struct {
@@ -79,6 +79,25 @@ func usageFromEvent(kind usageKind, ev sse.Event) (pricing.Usage, bool) {
 		return body.Response.Usage.usage(), true
 	}
 	return pricing.Usage{}, false
+}
+
+// hasObjectField reports whether raw has field name (quoted) with an object
+// value: chunks that carry "usage":null, as many upstreams send on every
+// chunk, are not decoded.
+func hasObjectField(raw []byte, name string) bool {
+	for {
+		i := bytes.Index(raw, []byte(name))
+		if i < 0 {
+			return false
+		}
+		rest := bytes.TrimLeft(raw[i+len(name):], " \t\r\n")
+		if len(rest) > 0 && rest[0] == ':' {
+			if rest = bytes.TrimLeft(rest[1:], " \t\r\n"); len(rest) > 0 && rest[0] == '{' {
+				return true
+			}
+		}
+		raw = raw[i+len(name):]
+	}
 }
 
 // Keys whose string values are text a model reads or writes, for counting

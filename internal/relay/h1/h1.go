@@ -1,0 +1,236 @@
+// Package h1 is a lean HTTP/1.1 client transport for the relay's upstream
+// calls. net/http's Transport runs two goroutines per connection (a read
+// loop and a write loop) besides the caller's; for a gateway holding
+// thousands of long streams those stacks and buffers are most of its
+// memory. Here the calling goroutine writes the request and reads the
+// response itself, so an open stream costs one connection and one 4 KiB
+// read buffer. Connections are kept alive and reused; a call whose context
+// ends closes its connection at once.
+//
+// Requests through an HTTP proxy (HTTP_PROXY and friends) are handed to a
+// standard Transport, which knows how to tunnel.
+package h1
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Transport is an http.RoundTripper. The zero value is not usable; use New.
+type Transport struct {
+	// MaxIdlePerHost bounds the idle connections kept per host.
+	MaxIdlePerHost int
+	// IdleTimeout closes connections idle for longer.
+	IdleTimeout time.Duration
+	// HeaderTimeout bounds the wait for a response's headers.
+	HeaderTimeout time.Duration
+	// Fallback serves requests that go through a proxy.
+	Fallback http.RoundTripper
+	// TLS configures https upstreams (ServerName is set per host).
+	TLS *tls.Config
+
+	dialer net.Dialer
+	mu     sync.Mutex
+	idle   map[string][]*conn
+	bufs   sync.Pool // *bufio.Writer for writing requests
+}
+
+// New returns a transport with the relay's defaults.
+func New(fallback http.RoundTripper) *Transport {
+	return &Transport{
+		MaxIdlePerHost: 64,
+		IdleTimeout:    90 * time.Second,
+		HeaderTimeout:  5 * time.Minute,
+		Fallback:       fallback,
+		dialer:         net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second},
+		idle:           map[string][]*conn{},
+	}
+}
+
+type conn struct {
+	net.Conn
+	br       *bufio.Reader
+	key      string
+	idleFrom time.Time
+}
+
+// RoundTrip sends req and returns the response; its body reads from the
+// connection directly.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.Fallback != nil {
+		if proxy, err := http.ProxyFromEnvironment(req); err != nil || proxy != nil {
+			return t.Fallback.RoundTrip(req)
+		}
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return nil, errors.New("h1: unsupported scheme " + req.URL.Scheme)
+	}
+	for attempt := 0; ; attempt++ {
+		c, reused, err := t.get(req)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := t.exchange(c, req)
+		if err == nil {
+			return resp, nil
+		}
+		c.Close()
+		// A kept-alive connection the server had closed fails before any
+		// answer: send again on a new one when the body can be replayed.
+		if !reused || attempt > 0 || req.Context().Err() != nil || (req.Body != nil && req.GetBody == nil) {
+			return nil, err
+		}
+		if req.GetBody != nil {
+			if req.Body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
+		}
+	}
+}
+
+// exchange writes the request and reads the response headers on c.
+func (t *Transport) exchange(c *conn, req *http.Request) (*http.Response, error) {
+	stop := context.AfterFunc(req.Context(), func() { c.Close() })
+	bw, _ := t.bufs.Get().(*bufio.Writer)
+	if bw == nil {
+		bw = bufio.NewWriterSize(c, 1<<10)
+	} else {
+		bw.Reset(c)
+	}
+	err := req.Write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	bw.Reset(nil)
+	t.bufs.Put(bw)
+	if err != nil {
+		stop()
+		return nil, t.contextErr(req, err)
+	}
+	c.SetReadDeadline(time.Now().Add(t.HeaderTimeout))
+	resp, err := http.ReadResponse(c.br, req)
+	c.SetReadDeadline(time.Time{})
+	if err != nil {
+		stop()
+		return nil, t.contextErr(req, err)
+	}
+	resp.Body = &body{ReadCloser: resp.Body, t: t, c: c, stop: stop, reusable: !resp.Close && !req.Close}
+	return resp, nil
+}
+
+// contextErr prefers the context's error when the context ended the call.
+func (t *Transport) contextErr(req *http.Request, err error) error {
+	if cerr := req.Context().Err(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// get returns an idle connection to req's host, or dials one.
+func (t *Transport) get(req *http.Request) (*conn, bool, error) {
+	key := req.URL.Scheme + "://" + canonicalAddr(req)
+	t.mu.Lock()
+	for list := t.idle[key]; len(list) > 0; list = t.idle[key] {
+		c := list[len(list)-1]
+		t.idle[key] = list[:len(list)-1]
+		if time.Since(c.idleFrom) < t.IdleTimeout {
+			t.mu.Unlock()
+			return c, true, nil
+		}
+		c.Close()
+	}
+	t.mu.Unlock()
+	nc, err := t.dialer.DialContext(req.Context(), "tcp", canonicalAddr(req))
+	if err != nil {
+		return nil, false, err
+	}
+	if req.URL.Scheme == "https" {
+		cfg := &tls.Config{}
+		if t.TLS != nil {
+			cfg = t.TLS.Clone()
+		}
+		cfg.ServerName, cfg.NextProtos = req.URL.Hostname(), []string{"http/1.1"}
+		tc := tls.Client(nc, cfg)
+		if err := tc.HandshakeContext(req.Context()); err != nil {
+			nc.Close()
+			return nil, false, err
+		}
+		nc = tc
+	}
+	return &conn{Conn: nc, br: bufio.NewReaderSize(nc, 4<<10), key: key}, false, nil
+}
+
+// put keeps c for reuse, or closes it when the host has enough idle ones.
+func (t *Transport) put(c *conn) {
+	c.idleFrom = time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.idle[c.key]) >= t.MaxIdlePerHost {
+		c.Close()
+		return
+	}
+	t.idle[c.key] = append(t.idle[c.key], c)
+}
+
+// CloseIdleConnections closes every idle connection.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for key, list := range t.idle {
+		for _, c := range list {
+			c.Close()
+		}
+		delete(t.idle, key)
+	}
+}
+
+func canonicalAddr(req *http.Request) string {
+	port := req.URL.Port()
+	if port == "" {
+		port = "80"
+		if req.URL.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(req.URL.Hostname(), port)
+}
+
+// body returns its connection to the pool once read to the end, and
+// closes it when the caller stops early or the call's context ended.
+type body struct {
+	io.ReadCloser
+	t        *Transport
+	c        *conn
+	stop     func() bool
+	reusable bool
+	done     bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		if b.stop() && b.reusable && b.c.br.Buffered() == 0 {
+			b.t.put(b.c)
+		} else {
+			b.c.Close()
+		}
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	if !b.done {
+		b.done = true
+		b.stop()
+		b.c.Close()
+	}
+	return nil
+}
