@@ -123,7 +123,10 @@ func (c *call) reserve() error {
 	case errors.Is(err, store.ErrUserQuota):
 		return forbidden(MsgUserQuota, "insufficient_user_quota")
 	case errors.Is(err, store.ErrTokenQuota):
-		return forbidden(MsgTokenQuota, "insufficient_token_quota")
+		// A limited key with nothing left is exhausted (settlement sets
+		// status 4 as it reaches zero), whether or not the cached row has
+		// caught up: same 401 as the status check.
+		return unauthorized(MsgKeyExhausted)
 	case err != nil:
 		return err
 	}
