@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/billing"
@@ -85,6 +87,9 @@ func (c *call) run() error {
 		return forbidden(fmt.Sprintf(msgNoPriceFmt, c.meta.model), "model_price_not_set")
 	}
 	c.price, c.disc = price, pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model)
+	if c.pinned != 0 && !c.pinnedServes() {
+		return errf(http.StatusBadRequest, "invalid_request_error", "channel_not_found", msgPinnedMissing, c.pinned)
+	}
 	if c.pinned == 0 && len(c.snap.routes[groupModelKey(c.key.user.Group, c.meta.model)]) == 0 {
 		return errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
 	}
@@ -118,7 +123,10 @@ func (c *call) reserve() error {
 	case errors.Is(err, store.ErrUserQuota):
 		return forbidden(MsgUserQuota, "insufficient_user_quota")
 	case errors.Is(err, store.ErrTokenQuota):
-		return forbidden(MsgTokenQuota, "insufficient_token_quota")
+		// A limited key with nothing left is exhausted (settlement sets
+		// status 4 as it reaches zero), whether or not the cached row has
+		// caught up: same 401 as the status check.
+		return unauthorized(MsgKeyExhausted)
 	case err != nil:
 		return err
 	}
@@ -174,6 +182,28 @@ func (c *call) choose(tried map[int64]bool) *upstream {
 	return pick(tiers, func(u *upstream) bool {
 		return tried[u.ID] || !c.serves(u) || c.rl.coolingDown(u.ID)
 	})
+}
+
+// pinnedServes reports whether the pinned channel is enabled, speaks this
+// endpoint and offers the model in some group: an admin may pin a channel
+// outside their own group, but not to a model it was never set up for.
+func (c *call) pinnedServes() bool {
+	u := c.snap.channels[c.pinned]
+	if u == nil || !c.serves(u) {
+		return false
+	}
+	suffix := "\x00" + c.meta.model
+	for key, tiers := range c.snap.routes {
+		if !strings.HasSuffix(key, suffix) {
+			continue
+		}
+		for _, t := range tiers {
+			if slices.Contains(t.channels, u) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // serves reports whether channel u can serve this endpoint: chat calls go
