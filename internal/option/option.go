@@ -28,9 +28,10 @@ const (
 	ChannelCooldownSeconds = "ChannelCooldownSeconds"
 	// RelayMaxBodyMB bounds a /v1 request body.
 	RelayMaxBodyMB = "RelayMaxBodyMB"
-	// DefaultMaxTokens is the completion size a reservation assumes when a
-	// request sets no max_tokens.
-	DefaultMaxTokens = "DefaultMaxTokens"
+	// DefaultCompletionSize is the completion size, in tokens, that a
+	// reservation assumes when a request sets no max_tokens. (A key name
+	// with "Token" in it would be hidden as a secret.)
+	DefaultCompletionSize = "DefaultCompletionSize"
 )
 
 // Snapshot is one consistent set of settings. It is never modified after it
@@ -75,7 +76,7 @@ var definitions = map[string]definition{
 		s.RelayMaxBody = n << 20
 		return err
 	}},
-	DefaultMaxTokens: {"4096", func(s *Snapshot, v string) (err error) {
+	DefaultCompletionSize: {"4096", func(s *Snapshot, v string) (err error) {
 		s.DefaultMaxTokens, err = parseRange(v, 1, 10_000_000)
 		return err
 	}},

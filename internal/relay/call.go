@@ -103,7 +103,7 @@ func (c *call) run() error {
 
 // reserve holds the call's estimated cost (DESIGN §4): the prompt at about
 // three bytes per token plus the requested completion size (or the
-// DefaultMaxTokens option), priced like the real call. The ledger caps it by
+// DefaultCompletionSize option), priced like the real call. The ledger caps it by
 // what is available, so a low balance stays usable and the worst overrun is
 // one call.
 func (c *call) reserve() error {
