@@ -29,6 +29,7 @@ type keyCache struct {
 	ttl   time.Duration
 
 	mu     sync.RWMutex
+	gen    uint64 // bumped by every invalidation: a load that raced one is not cached
 	byHash map[string]*keyEntry
 	byUser map[int64]map[string]struct{}
 	byKey  map[int64]string // token id → hash
@@ -47,6 +48,9 @@ func (c *keyCache) get(ctx context.Context, hash string) (*keyEntry, error) {
 	if e != nil && time.Since(e.loaded) < c.ttl {
 		return e, nil
 	}
+	c.mu.RLock()
+	gen := c.gen
+	c.mu.RUnlock()
 	tok, err := c.store.TokenByKeyHash(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errUnknownKey
@@ -63,13 +67,16 @@ func (c *keyCache) get(ctx context.Context, hash string) (*keyEntry, error) {
 	}
 	e = &keyEntry{token: tok, user: u, loaded: time.Now()}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return e, nil // a change committed while this was read: use it once, don't keep it
+	}
 	c.byHash[hash] = e
 	if c.byUser[u.ID] == nil {
 		c.byUser[u.ID] = map[string]struct{}{}
 	}
 	c.byUser[u.ID][hash] = struct{}{}
 	c.byKey[tok.ID] = hash
-	c.mu.Unlock()
 	return e, nil
 }
 
@@ -87,6 +94,7 @@ func (c *keyCache) changed(changes []store.Change) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	for _, ch := range changes {
 		if ch.Counters {
 			continue
