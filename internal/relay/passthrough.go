@@ -38,6 +38,12 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 	if c.meta.stream && c.ep.usage == usageChat && !c.meta.includeUsage {
 		set["stream_options"] = map[string]bool{"include_usage": true}
 	}
+	if len(set) == 1 && set["stream_options"] != nil && !bytes.Contains(body, []byte(`"stream_options"`)) {
+		// The common case, asking a stream for its usage, needs no decode:
+		// the field goes first in the object, the rest stays byte for byte.
+		body = injectField(body, `"stream_options":{"include_usage":true}`)
+		set = nil
+	}
 	if len(set) > 0 {
 		var err error
 		if c.ep.multipart {
@@ -65,6 +71,20 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 		return c.streamOpenAI(resp)
 	}
 	return c.copyJSON(resp)
+}
+
+// injectField puts field (a "name":value pair) first in the JSON object
+// body, which parseMeta already found to be an object.
+func injectField(body []byte, field string) []byte {
+	i := bytes.IndexByte(body, '{')
+	rest := bytes.TrimLeft(body[i+1:], " \t\r\n")
+	out := make([]byte, 0, len(body)+len(field)+1)
+	out = append(out, body[:i+1]...)
+	out = append(out, field...)
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, body[i+1:]...)
 }
 
 // copyJSON relays a complete answer and reads its usage. Binary answers

@@ -62,3 +62,17 @@ func TestPick(t *testing.T) {
 		t.Fatalf("all skipped: got %v", got)
 	}
 }
+
+func TestInjectField(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"model":"m","stream":true}`, `{"f":1,"model":"m","stream":true}`},
+		{` { "model":"m"}`, ` {"f":1, "model":"m"}`},
+		{`{}`, `{"f":1}`},
+		{`{ }`, `{"f":1 }`},
+	}
+	for _, tt := range tests {
+		if got := string(injectField([]byte(tt.in), `"f":1`)); got != tt.want {
+			t.Errorf("injectField(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 )
 
@@ -110,26 +109,28 @@ func splitField(line []byte) (field, value []byte) {
 }
 
 // Write writes one event; name may be empty. Data with newlines becomes
-// several data lines.
+// several data lines. The event goes out in one Write call, so a flush
+// after it never splits an event.
 func Write(w io.Writer, name string, data []byte) error {
-	var buf bytes.Buffer
-	buf.Grow(len(data) + len(name) + 16)
+	buf := make([]byte, 0, len(name)+len(data)+16)
 	if name != "" {
-		fmt.Fprintf(&buf, "event: %s\n", name)
+		buf = append(buf, "event: "...)
+		buf = append(buf, name...)
+		buf = append(buf, '\n')
 	}
 	for {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			break
 		}
-		buf.WriteString("data: ")
-		buf.Write(data[:i])
-		buf.WriteByte('\n')
+		buf = append(buf, "data: "...)
+		buf = append(buf, data[:i]...)
+		buf = append(buf, '\n')
 		data = data[i+1:]
 	}
-	buf.WriteString("data: ")
-	buf.Write(data)
-	buf.WriteString("\n\n")
-	_, err := w.Write(buf.Bytes())
+	buf = append(buf, "data: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	_, err := w.Write(buf)
 	return err
 }
