@@ -28,8 +28,8 @@ const (
 	ChannelCooldownSeconds = "ChannelCooldownSeconds"
 	// RelayMaxBodyMB bounds a /v1 request body.
 	RelayMaxBodyMB = "RelayMaxBodyMB"
-	// DefaultMaxTokens is the completion size a reservation assumes when a
-	// request sets no max_tokens.
+	// DefaultMaxTokens is the least completion size a reservation assumes,
+	// also when a request sets a smaller max_tokens (relay reserve()).
 	DefaultMaxTokens = "DefaultMaxTokens"
 )
 
