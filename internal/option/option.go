@@ -28,9 +28,10 @@ const (
 	ChannelCooldownSeconds = "ChannelCooldownSeconds"
 	// RelayMaxBodyMB bounds a /v1 request body.
 	RelayMaxBodyMB = "RelayMaxBodyMB"
-	// DefaultCompletionSize is the completion size, in tokens, that a
-	// reservation assumes when a request sets no max_tokens. (A key name
-	// with "Token" in it would be hidden as a secret.)
+	// DefaultCompletionSize is the least completion size, in tokens, a
+	// reservation assumes, also when a request sets a smaller max_tokens
+	// (relay reserve()). A key name with "Token" in it would be hidden as a
+	// secret.
 	DefaultCompletionSize = "DefaultCompletionSize"
 )
 

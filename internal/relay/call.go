@@ -102,16 +102,18 @@ func (c *call) run() error {
 }
 
 // reserve holds the call's estimated cost (DESIGN §4): the prompt at about
-// three bytes per token plus the requested completion size (or the
-// DefaultCompletionSize option), priced like the real call. The ledger caps it by
-// what is available, so a low balance stays usable and the worst overrun is
-// one call.
+// three bytes per token plus the requested completion size, but never less
+// than the DefaultCompletionSize option, priced like the real call. The floor
+// matters because a small max_tokens bounds only the answer: a tiny body can
+// carry a costly prompt (an image URL, a cached context), and 50 parallel
+// calls each holding a tiny estimate would overspend a small balance many
+// times over. The ledger caps the hold by what is available, so a low
+// balance stays usable (its calls are served one at a time) and a large one
+// is never blocked; the worst overrun is one call
+// (docs/decisions/relay-billing.md).
 func (c *call) reserve() error {
 	opts := c.rl.Options.Current()
-	completion := c.meta.maxTokens
-	if completion <= 0 {
-		completion = opts.DefaultMaxTokens
-	}
+	completion := max(c.meta.maxTokens, opts.DefaultMaxTokens)
 	if c.ep.usage == usageEmbeddings {
 		completion = 0
 	}

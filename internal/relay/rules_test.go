@@ -11,12 +11,12 @@ func TestCollectText(t *testing.T) {
 		want     string
 	}{
 		{"chat request", `{"model":"m","messages":[{"role":"user","content":"hello"},{"role":"assistant","content":[{"type":"text","text":"hi there"}]}]}`,
-			promptKeys, "hello hi there "},
-		{"array input", `{"input":["a","b"],"model":"x"}`, promptKeys, "a b "},
-		{"chunk delta", `{"choices":[{"delta":{"content":"par"}}]}`, completionKeys, "par "},
-		{"numbers and nulls are skipped", `{"content":null,"text":3,"prompt":"p"}`, promptKeys, "p "},
+			promptKeys, "hello hi there"},
+		{"array input", `{"input":["a","b"],"model":"x"}`, promptKeys, "a b"},
+		{"chunk delta", `{"choices":[{"delta":{"content":"par"}}]}`, completionKeys, "par"},
+		{"numbers and nulls are skipped", `{"content":null,"text":3,"prompt":"p"}`, promptKeys, "p"},
 		{"keys outside the set", `{"role":"user","model":"gpt"}`, promptKeys, ""},
-		{"invalid json stops quietly", `{"content":"a",`, promptKeys, "a "},
+		{"invalid json stops quietly", `{"content":"a",`, promptKeys, "a"},
 	}
 	for _, tt := range tests {
 		if got := collectText([]byte(tt.in), tt.keys); got != tt.want {

@@ -108,7 +108,10 @@ var (
 )
 
 // collectText concatenates the string values of the given keys anywhere in
-// a JSON document (strings inside arrays under such a key count too).
+// a JSON document (strings inside arrays under such a key count too),
+// separated by one space. Nothing is added before the first or after the
+// last: a stream's deltas, collected event by event, must join into exactly
+// the text they are pieces of, or every piece would count an extra token.
 func collectText(raw []byte, keys map[string]bool) string {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var out strings.Builder
@@ -137,9 +140,11 @@ func collectText(raw []byte, keys map[string]bool) string {
 				expectKey = false
 				continue
 			}
-			if wanted || (under && !stack[len(stack)-1]) {
+			if (wanted || (under && !stack[len(stack)-1])) && v != "" {
+				if out.Len() > 0 {
+					out.WriteByte(' ')
+				}
 				out.WriteString(v)
-				out.WriteByte(' ')
 			}
 			wanted = false
 		default:

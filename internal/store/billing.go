@@ -108,16 +108,19 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		q := "UPDATE tokens SET used_quota = used_quota + ?, accessed_time = ? WHERE id = ?"
 		args := []any{d.used, now, id}
 		if limited[id] {
-			// A limited key that reaches zero becomes exhausted (status 4).
-			q = "UPDATE tokens SET remain_quota = remain_quota + ?, used_quota = used_quota + ?, accessed_time = ?, " +
-				"status = CASE WHEN status = 1 AND remain_quota + ? <= 0 THEN 4 ELSE status END WHERE id = ?"
-			args = []any{d.quota, d.used, now, d.quota, id}
+			q = "UPDATE tokens SET remain_quota = remain_quota + ?, used_quota = used_quota + ?, accessed_time = ? WHERE id = ?"
+			args = []any{d.quota, d.used, now, id}
 		}
 		if err := tx.db.Exec(q, args...).Error; err != nil {
 			return err
 		}
 		if err := tx.billed("tokens", id); err != nil {
 			return err
+		}
+		if limited[id] {
+			if err := tx.exhaustToken(id); err != nil {
+				return err
+			}
 		}
 	}
 	for _, id := range sortedKeys(channels) {
@@ -129,6 +132,21 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		}
 	}
 	return tx.InsertLogs(logs)
+}
+
+// exhaustToken marks a limited key whose remaining quota reached zero as
+// exhausted (status 4). That is a status change, not a counter, and is
+// recorded as one: the relay's key cache must drop the key so its next call
+// is refused as exhausted, and the cluster must replicate the status.
+func (tx *Tx) exhaustToken(id int64) error {
+	res := tx.db.Exec("UPDATE tokens SET status = 4 WHERE id = ? AND status = 1 AND remain_quota <= 0", id)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil
+	}
+	return tx.changed("tokens", "UPDATE", id)
 }
 
 func add(m map[int64]*accountDelta, id, quota, used int64, request bool) {
