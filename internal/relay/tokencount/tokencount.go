@@ -19,8 +19,8 @@ const maxExact = 256 << 10
 // Counter counts tokens. The codecs are loaded on first use: they cost
 // about 20 MB, which a gateway whose upstreams report usage never pays.
 type Counter struct {
-	once          sync.Once
-	o200k, cl100k tokenizer.Codec
+	o200kOnce, cl100kOnce sync.Once
+	o200k, cl100k         tokenizer.Codec
 }
 
 // Count returns the number of tokens of text for model.
@@ -28,13 +28,13 @@ func (c *Counter) Count(model, text string) int64 {
 	if text == "" {
 		return 0
 	}
-	c.once.Do(func() {
-		c.o200k, _ = tokenizer.Get(tokenizer.O200kBase)
-		c.cl100k, _ = tokenizer.Get(tokenizer.Cl100kBase)
-	})
-	codec := c.o200k
+	var codec tokenizer.Codec
 	if strings.HasPrefix(model, "gpt-4-") || model == "gpt-4" || strings.HasPrefix(model, "gpt-3.5") {
+		c.cl100kOnce.Do(func() { c.cl100k, _ = tokenizer.Get(tokenizer.Cl100kBase) })
 		codec = c.cl100k
+	} else {
+		c.o200kOnce.Do(func() { c.o200k, _ = tokenizer.Get(tokenizer.O200kBase) })
+		codec = c.o200k
 	}
 	extra := int64(0)
 	if len(text) > maxExact {
