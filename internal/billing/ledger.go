@@ -81,7 +81,7 @@ func New(st *store.Store, cfg Config) *Ledger {
 	l := &Ledger{
 		store: st, cfg: cfg, log: cfg.Logger,
 		reserves: make(chan *pendingReserve, 4096),
-		settles:  make(chan store.SettleOp, 65536),
+		settles:  make(chan store.SettleOp, 8192),
 		loads:    make(chan *pendingLoad, 1024),
 		flushes:  make(chan chan struct{}),
 		quit:     make(chan struct{}),

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,10 @@ func (m *memoryReturner) observe(inflight int64) {
 	time.AfterFunc(time.Second, func() {
 		m.pending.Store(false)
 		m.peak.Store(0)
+		// Two collections: the first moves sync.Pool contents (the HTTP
+		// server's per-connection buffers) to the victim cache, the second
+		// frees them; FreeOSMemory then returns the pages.
+		runtime.GC()
 		debug.FreeOSMemory()
 	})
 }

@@ -30,7 +30,7 @@ type Reader struct {
 
 // NewReader reads events of at most maxEvent bytes from r.
 func NewReader(r io.Reader, maxEvent int) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 4<<10), max: maxEvent}
+	return &Reader{r: bufio.NewReaderSize(r, 2<<10), max: maxEvent}
 }
 
 // Next returns the next event with at least one data line (comments and
