@@ -180,6 +180,12 @@ type pendingLoad struct {
 // reserveLocal holds from the in-memory balances, asking the ledger
 // goroutine to read a balance first when it is not loaded.
 func (l *Ledger) reserveLocal(ctx context.Context, op store.ReserveOp) (Hold, error) {
+	l.mu.RLock()
+	closed := l.closed
+	l.mu.RUnlock()
+	if closed {
+		return Hold{}, ErrClosed
+	}
 	for attempt := 0; ; attempt++ {
 		held, err, ready := l.book.tryHold(op)
 		if ready {
@@ -204,6 +210,8 @@ func (l *Ledger) reserveLocal(ctx context.Context, op store.ReserveOp) (Hold, er
 			if err != nil {
 				return Hold{}, err
 			}
+		case <-l.done:
+			return Hold{}, ErrClosed
 		case <-ctx.Done():
 			return Hold{}, ctx.Err()
 		}
