@@ -85,7 +85,11 @@ func (c *call) run() error {
 		return forbidden(fmt.Sprintf(msgNoPriceFmt, c.meta.model), "model_price_not_set")
 	}
 	c.price, c.disc = price, pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model)
-	if c.pinned == 0 && len(c.snap.routes[groupModelKey(c.key.user.Group, c.meta.model)]) == 0 {
+	if c.pinned != 0 {
+		if u := c.snap.channels[c.pinned]; u == nil || !u.models[c.meta.model] || !c.serves(u) {
+			return errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgPinnedMissing, c.pinned)
+		}
+	} else if len(c.snap.routes[groupModelKey(c.key.user.Group, c.meta.model)]) == 0 {
 		return errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
 	}
 	if err := c.reserve(); err != nil {
