@@ -76,9 +76,10 @@ func (c *call) copyJSON(resp *http.Response) error {
 		return &upstreamFailure{status: resp.StatusCode, detail: err.Error(), retry: true}
 	}
 	isJSON := strings.Contains(resp.Header.Get("Content-Type"), "json")
-	if isJSON && !json.Valid(raw) {
-		// A 200 with garbage: nothing usable reached the client yet.
-		return &upstreamFailure{status: http.StatusBadGateway, detail: "invalid JSON from upstream", retry: true}
+	if (isJSON || !c.ep.opaque) && !json.Valid(raw) {
+		// A 200 with garbage (an HTML error page of a proxy in between):
+		// nothing usable reached the client yet.
+		return unreadableAnswer("invalid JSON from upstream")
 	}
 	if usage, ok := usageFromJSON(c.ep.usage, raw); ok {
 		c.usage = usage

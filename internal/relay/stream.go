@@ -159,7 +159,7 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 		raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 		var r anthropic.Response
 		if err != nil || json.Unmarshal(raw, &r) != nil {
-			return &upstreamFailure{status: http.StatusBadGateway, detail: "invalid answer", retry: true}
+			return unreadableAnswer("invalid answer")
 		}
 		c.streamUsage(anthropic.UsageOf(&r), chatText(anthropic.ToChatResponse(&r, c.meta.model, 0)))
 		copyHeaders(c.w.Header(), resp.Header)

@@ -30,6 +30,15 @@ type upstreamFailure struct {
 	status int    // 0 when no response came
 	detail string // for logs and the channel's last_error; never a key
 	retry  bool   // another channel may succeed
+	// unreadable: the upstream answered 200 with something that is not
+	// its API's format (an HTML error page, broken JSON).
+	unreadable bool
+}
+
+// unreadableAnswer is a 200 whose body is not the API's format: another
+// channel may do better, and the client is told the answer was unreadable.
+func unreadableAnswer(detail string) *upstreamFailure {
+	return &upstreamFailure{status: http.StatusBadGateway, detail: detail, retry: true, unreadable: true}
 }
 
 func (f *upstreamFailure) Error() string {
@@ -38,6 +47,9 @@ func (f *upstreamFailure) Error() string {
 
 // clientError is what the client gets when no channel answered.
 func (f *upstreamFailure) clientError() *apiError {
+	if f.unreadable {
+		return errf(http.StatusBadGateway, "upstream_error", "bad_upstream_response", MsgBadUpstream)
+	}
 	if f.status == http.StatusTooManyRequests {
 		return errf(http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited", "%s: 上游限流 (429)", MsgUpstreamFailed)
 	}
