@@ -146,6 +146,7 @@ func (c *call) forward() error {
 		if err == nil || c.wrote {
 			return err
 		}
+		c.channel = nil // nothing reached the client: the attempt bills nothing
 		last = err
 		var fail *upstreamFailure
 		if !errors.As(err, &fail) || !fail.retry {

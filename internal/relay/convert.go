@@ -57,11 +57,11 @@ func (c *call) convertChat(u *upstream) error {
 	if err != nil {
 		return err
 	}
-	c.channel = u
 	if resp.StatusCode != http.StatusOK {
 		f := c.failure(u, resp, false)
 		return errf(resp.StatusCode, "upstream_error", "upstream_error", "上游返回 %d: %s", resp.StatusCode, f.detail)
 	}
+	c.channel = u
 	if req.Stream {
 		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 			resp.Body.Close() // not a stream: nothing was sent to the client yet

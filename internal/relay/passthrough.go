@@ -57,10 +57,10 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 	if err != nil {
 		return err
 	}
-	c.channel = u
 	if resp.StatusCode != http.StatusOK {
-		return c.relayVerbatim(resp)
+		return c.relayVerbatim(resp) // an error answer: nothing to bill
 	}
+	c.channel = u
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return c.streamOpenAI(resp)
 	}

@@ -150,10 +150,10 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 	if err != nil {
 		return err
 	}
-	c.channel = u
 	if resp.StatusCode != http.StatusOK {
-		return c.relayVerbatim(resp)
+		return c.relayVerbatim(resp) // an error answer: nothing to bill
 	}
+	c.channel = u
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		defer resp.Body.Close()
 		raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
