@@ -83,6 +83,8 @@ func (c *call) copyJSON(resp *http.Response) error {
 	}
 	if usage, ok := usageFromJSON(c.ep.usage, raw); ok {
 		c.usage = usage
+	} else if !isJSON && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/") {
+		c.countLocally(string(raw)) // a plain-text (or SRT, VTT) transcript
 	} else {
 		c.countLocally(collectText(raw, completionKeys))
 	}
