@@ -107,8 +107,9 @@ func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentT
 
 // send performs one upstream call. A connection error, a timeout, a 5xx or
 // a 429 is a retryable failure (a 429 also cools the channel down); a 401 or
-// 403 means the channel's key is bad: the channel is disabled automatically
-// and another is tried. Other statuses are returned for the caller to relay.
+// 403 (Gemini: a 400 API_KEY_INVALID) means the channel's key is bad: the
+// channel is disabled automatically and another is tried. Other statuses
+// are returned for the caller to relay.
 func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 	resp, err := c.rl.client.Do(req)
 	if err != nil {
@@ -124,15 +125,33 @@ func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 	case status >= 500:
 		return nil, c.failure(u, resp, true)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		f := c.failure(u, resp, true)
-		if err := c.rl.Store.AutoDisableChannel(context.WithoutCancel(c.r.Context()), u.ID, f.detail); err != nil {
-			c.rl.Log.Error("auto-disable channel", "channel", u.ID, "err", err)
-		} else {
-			c.rl.Log.Warn("channel disabled automatically: upstream refused its key", "channel", u.ID, "status", status)
+		return nil, c.disable(u, c.failure(u, resp, true))
+	case status == http.StatusBadRequest && dialectOf(u.Type) == dialectGemini:
+		// Gemini refuses a bad key with 400 INVALID_ARGUMENT, reason
+		// API_KEY_INVALID, never 401. Other 400s are the request's fault.
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if bytes.Contains(head, []byte(`"API_KEY_INVALID"`)) {
+			resp.Body.Close()
+			f := &upstreamFailure{status: status, detail: scrub(strings.TrimSpace(string(head)), u.Key), retry: true}
+			return nil, c.disable(u, f)
 		}
-		return nil, f
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
 	}
 	return resp, nil
+}
+
+// disable sets channel u to auto-disabled because the upstream refused its
+// key, with the failure as its last error, and returns the failure.
+func (c *call) disable(u *upstream, f *upstreamFailure) *upstreamFailure {
+	if err := c.rl.Store.AutoDisableChannel(context.WithoutCancel(c.r.Context()), u.ID, f.detail); err != nil {
+		c.rl.Log.Error("auto-disable channel", "channel", u.ID, "err", err)
+	} else {
+		c.rl.Log.Warn("channel disabled automatically: upstream refused its key", "channel", u.ID, "status", f.status)
+	}
+	return f
 }
 
 // failure reads (a bounded part of) a failed response for the log.
