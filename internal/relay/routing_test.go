@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +250,49 @@ func TestAdminPinsAChannel(t *testing.T) {
 	// A user who is not an admin may not pin.
 	if r := f.chat(f.g.Pinned(f.ids[1])); r.Status != http.StatusForbidden {
 		t.Fatalf("user pinning: want 403, got %d %s", r.Status, r.Body)
+	}
+}
+
+func TestRetryAfterConnectErrorAndAcrossDialects(t *testing.T) {
+	f := newFleet(t, 30)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close() // nothing listens there any more
+	f.g.AddChannel(apptest.ChannelSpec{URL: closedURL, Name: "gone", Priority: 40})
+	claude := fakeupstream.New(t)
+	claude.SetBehavior(fakeupstream.Behavior{Status: 529})
+	f.g.AddChannel(apptest.ChannelSpec{URL: claude.URL, Type: 14, Name: "claude", Priority: 35})
+	gem := fakeupstream.New(t)
+	gem.SetBehavior(fakeupstream.Behavior{Reply: "from gemini"})
+	f.g.AddChannel(apptest.ChannelSpec{URL: gem.URL, Type: 24, Name: "gemini", Priority: 32})
+	// Refused connection → Anthropic overloaded (529) → Gemini answers,
+	// converted back to OpenAI's shape; the OpenAI channel is never needed.
+	wantReply(t, f.chat(""), "from gemini")
+	if claude.Count() != 1 || gem.Count() != 1 || f.ups[0].Count() != 0 {
+		t.Fatalf("requests: anthropic %d, gemini %d, openai %d", claude.Count(), gem.Count(), f.ups[0].Count())
+	}
+}
+
+func TestGeminiInvalidKeyDisablesTheChannel(t *testing.T) {
+	f := newFleet(t, 0)
+	gem := fakeupstream.New(t, fakeupstream.WithKey("rotated-key"))
+	id := f.g.AddChannel(apptest.ChannelSpec{URL: gem.URL, Type: 24, Name: "gemini", Priority: 10})
+	// Gemini answers a bad key with 400 API_KEY_INVALID, never 401.
+	wantReply(t, f.chat(""), "up0")
+	if ch := f.g.ChannelState(id); ch.Status != 3 || !strings.Contains(ch.LastError, "API key not valid") {
+		t.Fatalf("want the Gemini channel auto-disabled, got %+v", ch)
+	}
+	wantReply(t, f.chat(""), "up0")
+	if gem.Count() != 1 {
+		t.Fatalf("disabled channel called %d times", gem.Count())
+	}
+	// Any other 400 is the request's fault: relayed, the channel kept.
+	f.g.UpdateChannel(id, map[string]any{"status": 1, "key": "rotated-key"})
+	gem.Script(fakeupstream.Behavior{Status: http.StatusBadRequest})
+	if r := f.chat(""); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "invalid argument") {
+		t.Fatalf("Gemini 400: want it relayed, got %d %s", r.Status, r.Body)
+	}
+	if ch := f.g.ChannelState(id); ch.Status != 1 {
+		t.Fatalf("a bad request disabled the channel: %+v", ch)
 	}
 }
