@@ -263,3 +263,49 @@ func TestModelMappingRewritesOnlyTheUpstreamModel(t *testing.T) {
 		})
 	}
 }
+
+func TestStreamsAreFlushedEventByEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		typ  int
+		path string
+	}{
+		{"openai", 1, "/v1/chat/completions"},
+		{"anthropic to openai ingress", 14, "/v1/chat/completions"},
+		{"openai to messages ingress", 1, "/v1/messages"},
+		{"responses", 1, "/v1/responses"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := apptest.New(t)
+			up := fakeupstream.New(t)
+			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.typ})
+			up.SetBehavior(fakeupstream.Behavior{Reply: "one two three four", Chunks: 4, ChunkDelay: 80 * time.Millisecond})
+			body, _ := json.Marshal(map[string]any{"model": "gpt-test", "stream": true, "max_tokens": 100,
+				"messages": streamHi, "input": "hi"})
+			req, _ := http.NewRequest("POST", e.Server.URL+tc.path, bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+g.Key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			// The time each text delta reaches the client.
+			var arrivals []time.Time
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := resp.Body.Read(buf)
+				for range strings.Count(string(buf[:n]), "one") + strings.Count(string(buf[:n]), "four") {
+					arrivals = append(arrivals, time.Now())
+				}
+				if err != nil {
+					break
+				}
+			}
+			// "one" is the first delta, "four" the last, 3 × 80 ms later at
+			// the upstream; buffered, they would arrive together.
+			if len(arrivals) < 2 || arrivals[len(arrivals)-1].Sub(arrivals[0]) < 150*time.Millisecond {
+				t.Fatalf("deltas arrived %v apart, want ≥ 150ms (%d seen)", arrivals[len(arrivals)-1].Sub(arrivals[0]), len(arrivals))
+			}
+		})
+	}
+}
