@@ -132,7 +132,8 @@ func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if bytes.Contains(head, []byte(`"API_KEY_INVALID"`)) {
 			resp.Body.Close()
-			f := &upstreamFailure{status: status, detail: scrub(strings.TrimSpace(string(head)), u.Key), retry: true}
+			detail := scrub(strings.TrimSpace(string(head)), u.Key)
+			f := &upstreamFailure{status: status, detail: detail[:min(len(detail), 2048)], retry: true}
 			return nil, c.disable(u, f)
 		}
 		resp.Body = struct {
