@@ -206,6 +206,13 @@ func TestNoChannelAnswers503NamingGroupAndModel(t *testing.T) {
 		!strings.Contains(string(r.Body), "orphan-model") {
 		t.Fatalf("want 503 naming group and model, got %d %s", r.Status, r.Body)
 	}
+	// The Anthropic ingress gets the same in Anthropic's error shape.
+	r = f.e.Call(f.g.Key, "POST", "/v1/messages", map[string]any{"model": "orphan-model", "max_tokens": 10,
+		"messages": []map[string]string{{"role": "user", "content": "hi"}}})
+	if r.Status != http.StatusServiceUnavailable || !strings.Contains(string(r.Body), `"type":"error"`) ||
+		!strings.Contains(string(r.Body), "orphan-model") {
+		t.Fatalf("/v1/messages: want 503 in Anthropic's shape, got %d %s", r.Status, r.Body)
+	}
 	// Every candidate cooling down leaves none either; the hold is released.
 	f.ups[0].Script(fakeupstream.Behavior{Status: http.StatusTooManyRequests})
 	if r := f.chat(""); r.Status != http.StatusTooManyRequests {
