@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/billing"
@@ -152,6 +150,7 @@ func (c *call) forward() error {
 		if err == nil || c.wrote {
 			return err
 		}
+		c.channel = nil // nothing reached the client: the attempt bills nothing
 		last = err
 		var fail *upstreamFailure
 		if !errors.As(err, &fail) || !fail.retry {
@@ -191,21 +190,7 @@ func (c *call) choose(tried map[int64]bool) *upstream {
 // outside their own group, but not to a model it was never set up for.
 func (c *call) pinnedServes() bool {
 	u := c.snap.channels[c.pinned]
-	if u == nil || !c.serves(u) {
-		return false
-	}
-	suffix := "\x00" + c.meta.model
-	for key, tiers := range c.snap.routes {
-		if !strings.HasSuffix(key, suffix) {
-			continue
-		}
-		for _, t := range tiers {
-			if slices.Contains(t.channels, u) {
-				return true
-			}
-		}
-	}
-	return false
+	return u != nil && u.models[c.meta.model] && c.serves(u)
 }
 
 // serves reports whether channel u can serve this endpoint: chat calls go

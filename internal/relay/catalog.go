@@ -21,6 +21,8 @@ type upstream struct {
 	Key     string
 	BaseURL string
 	Mapping map[string]string // requested model → upstream model
+
+	models map[string]bool // models it has enabled abilities for, in any group
 }
 
 // upstreamModel is the model name sent upstream for a requested model.
@@ -93,13 +95,15 @@ func (c *catalog) reload(ctx context.Context) error {
 		if err != nil {
 			c.log.Warn("channel has an invalid model mapping; ignoring it", "channel", ch.ID)
 		}
-		s.channels[ch.ID] = &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping}
+		s.channels[ch.ID] = &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping,
+			models: map[string]bool{}}
 	}
 	for _, a := range abilities { // ordered by priority, highest first
 		u := s.channels[a.ChannelID]
 		if u == nil {
 			continue
 		}
+		u.models[a.Model] = true
 		key := groupModelKey(a.Group, a.Model)
 		tiers := s.routes[key]
 		if n := len(tiers); n == 0 || tiers[n-1].priority != a.Priority {

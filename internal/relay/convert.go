@@ -57,12 +57,16 @@ func (c *call) convertChat(u *upstream) error {
 	if err != nil {
 		return err
 	}
-	c.channel = u
 	if resp.StatusCode != http.StatusOK {
 		f := c.failure(u, resp, false)
 		return errf(resp.StatusCode, "upstream_error", "upstream_error", "上游返回 %d: %s", resp.StatusCode, f.detail)
 	}
+	c.channel = u
 	if req.Stream {
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			resp.Body.Close() // not a stream: nothing was sent to the client yet
+			return unreadableAnswer("stream answered as " + resp.Header.Get("Content-Type"))
+		}
 		return c.convertStream(u, resp)
 	}
 	return c.convertJSON(u, resp)
@@ -101,7 +105,7 @@ func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	case errors.As(err, &blocked):
 		return badRequest(blocked.Error())
 	case err != nil:
-		return &upstreamFailure{status: http.StatusBadGateway, detail: "invalid answer: " + err.Error(), retry: true}
+		return unreadableAnswer("invalid answer: " + err.Error())
 	}
 	if usage.TotalTokens == 0 && usage.PromptTokens == 0 && usage.CompletionTokens == 0 {
 		c.countLocally(chatText(out))

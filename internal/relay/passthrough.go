@@ -63,10 +63,10 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 	if err != nil {
 		return err
 	}
-	c.channel = u
 	if resp.StatusCode != http.StatusOK {
-		return c.relayVerbatim(resp)
+		return c.relayVerbatim(resp) // an error answer: nothing to bill
 	}
+	c.channel = u
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		return c.streamOpenAI(resp)
 	}
@@ -96,12 +96,15 @@ func (c *call) copyJSON(resp *http.Response) error {
 		return &upstreamFailure{status: resp.StatusCode, detail: err.Error(), retry: true}
 	}
 	isJSON := strings.Contains(resp.Header.Get("Content-Type"), "json")
-	if isJSON && !json.Valid(raw) {
-		// A 200 with garbage: nothing usable reached the client yet.
-		return &upstreamFailure{status: http.StatusBadGateway, detail: "invalid JSON from upstream", retry: true}
+	if (isJSON || !c.ep.opaque) && !json.Valid(raw) {
+		// A 200 with garbage (an HTML error page of a proxy in between):
+		// nothing usable reached the client yet.
+		return unreadableAnswer("invalid JSON from upstream")
 	}
 	if usage, ok := usageFromJSON(c.ep.usage, raw); ok {
 		c.usage = usage
+	} else if !isJSON && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/") {
+		c.countLocally(string(raw)) // a plain-text (or SRT, VTT) transcript
 	} else {
 		c.countLocally(collectText(raw, completionKeys))
 	}

@@ -20,6 +20,7 @@ type endpoint struct {
 	chat      bool // a chat call: Anthropic and Gemini channels can serve it by conversion
 	usage     usageKind
 	multipart bool
+	opaque    bool // answers need not be JSON: audio bytes, plain-text transcripts
 }
 
 var (
@@ -28,8 +29,8 @@ var (
 	epEmbeddings    = &endpoint{name: "embeddings", path: "/v1/embeddings", usage: usageEmbeddings}
 	epResponses     = &endpoint{name: "responses", path: "/v1/responses", usage: usageResponses}
 	epImages        = &endpoint{name: "images", path: "/v1/images/generations", usage: usageNone}
-	epSpeech        = &endpoint{name: "speech", path: "/v1/audio/speech", usage: usageNone}
-	epTranscription = &endpoint{name: "transcription", path: "/v1/audio/transcriptions", usage: usageNone, multipart: true}
+	epSpeech        = &endpoint{name: "speech", path: "/v1/audio/speech", usage: usageNone, opaque: true}
+	epTranscription = &endpoint{name: "transcription", path: "/v1/audio/transcriptions", usage: usageNone, multipart: true, opaque: true}
 	epMessages      = &endpoint{name: "messages", path: "/v1/messages", ingress: dialectAnthropic, chat: true}
 )
 

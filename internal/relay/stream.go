@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
@@ -46,6 +47,7 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 		msgs = anthropic.NewMessagesStream(c.meta.model, "msg_"+c.requestID)
 	}
 	var failure error
+	id, created := "chatcmpl-"+c.requestID, time.Now().Unix() // every chunk of a stream has the same
 	for {
 		chunks, done, err := src.next()
 		if err != nil {
@@ -54,6 +56,9 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 		}
 		for i := range chunks {
 			chunks[i].Model = c.meta.model
+			if chunks[i].ID != "" {
+				id, created = chunks[i].ID, chunks[i].Created
+			}
 			if text.Len() < maxFallbackText {
 				text.WriteString(chunkText(&chunks[i]))
 			}
@@ -83,7 +88,7 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 		}
 	} else {
 		if c.meta.includeUsage {
-			b, _ := json.Marshal(openai.ChatChunk{ID: "chatcmpl-" + c.requestID, Object: "chat.completion.chunk",
+			b, _ := json.Marshal(openai.ChatChunk{ID: id, Object: "chat.completion.chunk", Created: created,
 				Model: c.meta.model, Choices: []openai.ChunkChoice{}, Usage: &usage})
 			sse.Write(c.w, "", b)
 		}
@@ -150,16 +155,16 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 	if err != nil {
 		return err
 	}
-	c.channel = u
 	if resp.StatusCode != http.StatusOK {
-		return c.relayVerbatim(resp)
+		return c.relayVerbatim(resp) // an error answer: nothing to bill
 	}
+	c.channel = u
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		defer resp.Body.Close()
 		raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 		var r anthropic.Response
 		if err != nil || json.Unmarshal(raw, &r) != nil {
-			return &upstreamFailure{status: http.StatusBadGateway, detail: "invalid answer", retry: true}
+			return unreadableAnswer("invalid answer")
 		}
 		c.streamUsage(anthropic.UsageOf(&r), chatText(anthropic.ToChatResponse(&r, c.meta.model, 0)))
 		copyHeaders(c.w.Header(), resp.Header)

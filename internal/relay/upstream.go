@@ -30,6 +30,15 @@ type upstreamFailure struct {
 	status int    // 0 when no response came
 	detail string // for logs and the channel's last_error; never a key
 	retry  bool   // another channel may succeed
+	// unreadable: the upstream answered 200 with something that is not
+	// its API's format (an HTML error page, broken JSON).
+	unreadable bool
+}
+
+// unreadableAnswer is a 200 whose body is not the API's format: another
+// channel may do better, and the client is told the answer was unreadable.
+func unreadableAnswer(detail string) *upstreamFailure {
+	return &upstreamFailure{status: http.StatusBadGateway, detail: detail, retry: true, unreadable: true}
 }
 
 func (f *upstreamFailure) Error() string {
@@ -38,6 +47,9 @@ func (f *upstreamFailure) Error() string {
 
 // clientError is what the client gets when no channel answered.
 func (f *upstreamFailure) clientError() *apiError {
+	if f.unreadable {
+		return errf(http.StatusBadGateway, "upstream_error", "bad_upstream_response", MsgBadUpstream)
+	}
 	if f.status == http.StatusTooManyRequests {
 		return errf(http.StatusTooManyRequests, "rate_limit_error", "upstream_rate_limited", "%s: 上游限流 (429)", MsgUpstreamFailed)
 	}
@@ -95,8 +107,9 @@ func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentT
 
 // send performs one upstream call. A connection error, a timeout, a 5xx or
 // a 429 is a retryable failure (a 429 also cools the channel down); a 401 or
-// 403 means the channel's key is bad: the channel is disabled automatically
-// and another is tried. Other statuses are returned for the caller to relay.
+// 403 (Gemini: a 400 API_KEY_INVALID) means the channel's key is bad: the
+// channel is disabled automatically and another is tried. Other statuses
+// are returned for the caller to relay.
 func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 	resp, err := c.rl.client.Do(req)
 	if err != nil {
@@ -112,15 +125,34 @@ func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 	case status >= 500:
 		return nil, c.failure(u, resp, true)
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		f := c.failure(u, resp, true)
-		if err := c.rl.Store.AutoDisableChannel(context.WithoutCancel(c.r.Context()), u.ID, f.detail); err != nil {
-			c.rl.Log.Error("auto-disable channel", "channel", u.ID, "err", err)
-		} else {
-			c.rl.Log.Warn("channel disabled automatically: upstream refused its key", "channel", u.ID, "status", status)
+		return nil, c.disable(u, c.failure(u, resp, true))
+	case status == http.StatusBadRequest && dialectOf(u.Type) == dialectGemini:
+		// Gemini refuses a bad key with 400 INVALID_ARGUMENT, reason
+		// API_KEY_INVALID, never 401. Other 400s are the request's fault.
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if bytes.Contains(head, []byte(`"API_KEY_INVALID"`)) {
+			resp.Body.Close()
+			detail := scrub(strings.TrimSpace(string(head)), u.Key)
+			f := &upstreamFailure{status: status, detail: detail[:min(len(detail), 2048)], retry: true}
+			return nil, c.disable(u, f)
 		}
-		return nil, f
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
 	}
 	return resp, nil
+}
+
+// disable sets channel u to auto-disabled because the upstream refused its
+// key, with the failure as its last error, and returns the failure.
+func (c *call) disable(u *upstream, f *upstreamFailure) *upstreamFailure {
+	if err := c.rl.Store.AutoDisableChannel(context.WithoutCancel(c.r.Context()), u.ID, f.detail); err != nil {
+		c.rl.Log.Error("auto-disable channel", "channel", u.ID, "err", err)
+	} else {
+		c.rl.Log.Warn("channel disabled automatically: upstream refused its key", "channel", u.ID, "status", f.status)
+	}
+	return f
 }
 
 // failure reads (a bounded part of) a failed response for the log.

@@ -1,0 +1,311 @@
+package relay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apptest"
+	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
+)
+
+// sseData returns the data of every event in an SSE body, in order.
+func sseData(body []byte) []string {
+	var out []string
+	for _, block := range strings.Split(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n\n") {
+		var data []string
+		for _, line := range strings.Split(block, "\n") {
+			if v, ok := strings.CutPrefix(line, "data: "); ok {
+				data = append(data, v)
+			}
+		}
+		if len(data) > 0 {
+			out = append(out, strings.Join(data, "\n"))
+		}
+	}
+	return out
+}
+
+var streamHi = []map[string]string{{"role": "user", "content": "hi"}}
+
+func TestMidStreamFailureIsReportedAndBilled(t *testing.T) {
+	cases := []struct {
+		name    string
+		typ     int
+		path    string
+		body    map[string]any
+		noEnd   string // what a broken stream must not end with
+		errMark string
+	}{
+		{"openai", 1, "/v1/chat/completions", map[string]any{"messages": streamHi}, "[DONE]", `{"error":`},
+		{"anthropic to openai ingress", 14, "/v1/chat/completions", map[string]any{"messages": streamHi, "max_tokens": 100}, "[DONE]", `{"error":`},
+		{"gemini to openai ingress", 24, "/v1/chat/completions", map[string]any{"messages": streamHi}, "[DONE]", `{"error":`},
+		{"openai to messages ingress", 1, "/v1/messages", map[string]any{"messages": streamHi, "max_tokens": 100}, "message_stop", "event: error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := apptest.New(t)
+			up := fakeupstream.New(t)
+			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.typ})
+			second := fakeupstream.New(t)
+			g.AddChannel(apptest.ChannelSpec{URL: second.URL, Type: tc.typ, Priority: -1})
+			up.Script(fakeupstream.Behavior{Reply: "one two three four five six", Chunks: 6, FailAfter: 2})
+			before := g.Quota(g.UserID)
+			tc.body["model"], tc.body["stream"] = "gpt-test", true
+			r := e.Call(g.Key, "POST", tc.path, tc.body)
+			body := string(r.Body)
+			if r.Status != http.StatusOK || !strings.Contains(body, tc.errMark) || strings.Contains(body, tc.noEnd) {
+				t.Fatalf("want a stream with an error and no %s, got %d %s", tc.noEnd, r.Status, body)
+			}
+			if second.Count() != 0 {
+				t.Fatal("a started stream was retried on another channel")
+			}
+			logs := g.AllConsumeLogs()
+			if len(logs) != 1 || !logs[0].IsStream || logs[0].CompletionTokens == 0 || logs[0].Quota <= 0 {
+				t.Fatalf("want one stream log billing the produced part, got %+v", logs)
+			}
+			if spent := before - g.Quota(g.UserID); spent != logs[0].Quota {
+				t.Fatalf("spent %d, logged %d", spent, logs[0].Quota)
+			}
+		})
+	}
+}
+
+func TestLongSSEEventPassesIntact(t *testing.T) {
+	args := `{"text":"` + strings.Repeat("abcdefghij", 7*1024) + `"}` // ≈70 KiB in one event
+	for _, typ := range []int{1, 14} {
+		t.Run(apptest.Path("channel type %d", typ), func(t *testing.T) {
+			e := apptest.New(t)
+			up := fakeupstream.New(t)
+			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: typ})
+			up.SetBehavior(fakeupstream.Behavior{ToolCall: &fakeupstream.ToolCall{Name: "save", Arguments: args}, Chunks: 1})
+			r := e.Call(g.Key, "POST", "/v1/chat/completions", map[string]any{"model": "gpt-test", "stream": true,
+				"max_tokens": 100, "messages": streamHi})
+			var got strings.Builder
+			for _, d := range sseData(r.Body) {
+				var chunk struct {
+					Choices []struct {
+						Delta struct {
+							ToolCalls []struct {
+								Function struct{ Arguments string } `json:"function"`
+							} `json:"tool_calls"`
+						} `json:"delta"`
+					} `json:"choices"`
+				}
+				if d == "[DONE]" || json.Unmarshal([]byte(d), &chunk) != nil || len(chunk.Choices) == 0 {
+					continue
+				}
+				for _, tc := range chunk.Choices[0].Delta.ToolCalls {
+					got.WriteString(tc.Function.Arguments)
+				}
+			}
+			if r.Status != http.StatusOK || got.String() != args || !strings.HasSuffix(string(r.Body), "data: [DONE]\n\n") {
+				t.Fatalf("status %d, arguments %d bytes (want %d), body ends %q", r.Status, got.Len(), len(args),
+					r.Body[max(0, len(r.Body)-40):])
+			}
+		})
+	}
+}
+
+func TestGarbageAnswerIs502AndReleasesTheHold(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		typ   int
+		price map[string]any
+	}{
+		{"openai tokens", 1, nil},
+		{"openai per request", 1, map[string]any{"billing_type": "per_request", "per_request_price": 0.05}},
+		{"anthropic", 14, nil},
+		{"gemini", 24, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := apptest.New(t)
+			up := fakeupstream.New(t)
+			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.typ})
+			if tc.price != nil {
+				setPrice(t, g, "gpt-test", tc.price)
+			}
+			up.SetBehavior(fakeupstream.Behavior{Garbage: true})
+			before := g.Quota(g.UserID)
+			for _, stream := range []bool{false, true} {
+				r := e.Call(g.Key, "POST", "/v1/chat/completions", map[string]any{"model": "gpt-test", "stream": stream,
+					"max_tokens": 100, "messages": streamHi})
+				if r.Status != http.StatusBadGateway || !strings.Contains(string(r.Body), "无法解析") {
+					t.Fatalf("stream %v: want 502 saying the answer was unreadable, got %d %s", stream, r.Status, r.Body)
+				}
+			}
+			if got := g.Quota(g.UserID); got != before || len(g.AllConsumeLogs()) != 0 {
+				t.Fatalf("balance %d → %d after garbage", before, got)
+			}
+		})
+	}
+}
+
+// setPrice changes a model's price through the API.
+func setPrice(t *testing.T, g *apptest.Gateway, model string, fields map[string]any) {
+	t.Helper()
+	var prices []struct {
+		ID        int64  `json:"id"`
+		ModelName string `json:"model_name"`
+	}
+	g.Root.OK("GET", "/api/model_price/?page_size=100", nil).Decode(t, &prices)
+	for _, p := range prices {
+		if p.ModelName == model {
+			body := map[string]any{"id": p.ID}
+			for k, v := range fields {
+				body[k] = v
+			}
+			g.Root.OK("PUT", "/api/model_price/", body)
+			return
+		}
+	}
+	t.Fatalf("no price for %s", model)
+}
+
+func TestClientCancelEndsTheUpstreamRequest(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(apptest.Path("stream %v", stream), func(t *testing.T) {
+			e := apptest.New(t)
+			up := fakeupstream.New(t)
+			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+			up.SetBehavior(fakeupstream.Behavior{Hang: true})
+			body, _ := json.Marshal(map[string]any{"model": "gpt-test", "stream": stream, "messages": streamHi})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "POST", e.Server.URL+"/v1/chat/completions", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+g.Key)
+			done := make(chan error, 1)
+			go func() {
+				resp, err := http.DefaultClient.Do(req)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				done <- err
+			}()
+			up.WaitOpen(t, 1, 5*time.Second)
+			cancel()
+			if err := <-done; err == nil {
+				t.Fatal("the hanging call ended without the cancel")
+			}
+			up.WaitOpen(t, 0, 5*time.Second)
+			if err := e.App.FlushBilling(5 * time.Second); err != nil {
+				t.Fatalf("relay still serving the cancelled call: %v", err)
+			}
+		})
+	}
+}
+
+func TestUnknownFieldsReachTheUpstreamUntouched(t *testing.T) {
+	e := apptest.New(t)
+	up := fakeupstream.New(t)
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	sent := `{"model":"gpt-test","messages":[{"role":"user","content":"hi","name":"ann"}],` +
+		`"foo_extra":{"x":1,"nested":[true,null,"s"]},"logit_bias":{"50256":-100},"seed":7,"user":"u-1"}`
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", sent); r.Status != http.StatusOK {
+		t.Fatalf("call: %d %s", r.Status, r.Body)
+	}
+	if got := string(up.LastRequest().Body); got != sent {
+		t.Fatalf("body changed on the way:\n got %s\nwant %s", got, sent)
+	}
+	// A stream needs usage turned on: only stream_options is added.
+	streamed := strings.Replace(sent, `"seed":7`, `"seed":7,"stream":true`, 1)
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", streamed); r.Status != http.StatusOK {
+		t.Fatalf("stream: %d %s", r.Status, r.Body)
+	}
+	got, want := decodeObject(t, up.LastRequest().Body), decodeObject(t, []byte(streamed))
+	want["stream_options"] = map[string]any{"include_usage": true}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("stream body:\n got %v\nwant %v", got, want)
+	}
+}
+
+func decodeObject(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+	return m
+}
+
+func TestModelMappingRewritesOnlyTheUpstreamModel(t *testing.T) {
+	for _, typ := range []int{1, 14, 24} {
+		t.Run(apptest.Path("channel type %d", typ), func(t *testing.T) {
+			e := apptest.New(t)
+			up := fakeupstream.New(t)
+			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: typ,
+				ModelMapping: `{"gpt-test":"real-model-2"}`})
+			sent := map[string]any{"model": "gpt-test", "messages": streamHi, "max_tokens": 50, "foo_extra": 1}
+			if r := e.Call(g.Key, "POST", "/v1/chat/completions", sent); r.Status != http.StatusOK {
+				t.Fatalf("call: %d %s", r.Status, r.Body)
+			}
+			if got := up.LastRequest().Model; got != "real-model-2" {
+				t.Fatalf("upstream got model %q", got)
+			}
+			if typ == 1 { // same dialect: everything else as sent
+				got := decodeObject(t, up.LastRequest().Body)
+				if got["foo_extra"] != 1.0 || len(got) != len(sent) {
+					t.Fatalf("mapped body %v", got)
+				}
+			}
+			// The price of the requested model applies (the mapped one has none).
+			logs := g.AllConsumeLogs()
+			if len(logs) != 1 || logs[0].ModelName != "gpt-test" || logs[0].Quota != 88 {
+				t.Fatalf("want one log for gpt-test of 88, got %+v", logs)
+			}
+		})
+	}
+}
+
+func TestStreamsAreFlushedEventByEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		typ  int
+		path string
+	}{
+		{"openai", 1, "/v1/chat/completions"},
+		{"anthropic to openai ingress", 14, "/v1/chat/completions"},
+		{"openai to messages ingress", 1, "/v1/messages"},
+		{"responses", 1, "/v1/responses"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := apptest.New(t)
+			up := fakeupstream.New(t)
+			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.typ})
+			up.SetBehavior(fakeupstream.Behavior{Reply: "one two three four", Chunks: 4, ChunkDelay: 80 * time.Millisecond})
+			body, _ := json.Marshal(map[string]any{"model": "gpt-test", "stream": true, "max_tokens": 100,
+				"messages": streamHi, "input": "hi"})
+			req, _ := http.NewRequest("POST", e.Server.URL+tc.path, bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+g.Key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			// The time each text delta reaches the client.
+			var arrivals []time.Time
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := resp.Body.Read(buf)
+				for range strings.Count(string(buf[:n]), "one") + strings.Count(string(buf[:n]), "four") {
+					arrivals = append(arrivals, time.Now())
+				}
+				if err != nil {
+					break
+				}
+			}
+			// "one" is the first delta, "four" the last, 3 × 80 ms later at
+			// the upstream; buffered, they would arrive together.
+			if len(arrivals) < 2 || arrivals[len(arrivals)-1].Sub(arrivals[0]) < 150*time.Millisecond {
+				t.Fatalf("deltas arrived %v apart, want ≥ 150ms (%d seen)", arrivals[len(arrivals)-1].Sub(arrivals[0]), len(arrivals))
+			}
+		})
+	}
+}
