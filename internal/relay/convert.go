@@ -49,11 +49,7 @@ func (c *call) convertChat(u *upstream) error {
 	if err != nil {
 		return err
 	}
-	httpReq, err := c.newUpstreamRequest(u, url, body, "application/json")
-	if err != nil {
-		return err
-	}
-	resp, err := c.send(u, httpReq)
+	resp, err := c.post(u, url, body, "application/json")
 	if err != nil {
 		return err
 	}

@@ -55,11 +55,7 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 			return badRequest(MsgInvalidJSON)
 		}
 	}
-	req, err := c.newUpstreamRequest(u, joinURL(u.BaseURL, c.ep.path), body, contentType)
-	if err != nil {
-		return err
-	}
-	resp, err := c.send(u, req)
+	resp, err := c.post(u, joinURL(u.BaseURL, c.ep.path), body, contentType)
 	if err != nil {
 		return err
 	}

@@ -147,11 +147,7 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 			return badRequest(MsgInvalidJSON)
 		}
 	}
-	req, err := c.newUpstreamRequest(u, anthropic.Endpoint(u.BaseURL), body, "application/json")
-	if err != nil {
-		return err
-	}
-	resp, err := c.send(u, req)
+	resp, err := c.post(u, anthropic.Endpoint(u.BaseURL), body, "application/json")
 	if err != nil {
 		return err
 	}

@@ -105,6 +105,15 @@ func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentT
 	return req, nil
 }
 
+// post sends body to url on channel u: newUpstreamRequest, then send.
+func (c *call) post(u *upstream, url string, body []byte, contentType string) (*http.Response, error) {
+	req, err := c.newUpstreamRequest(u, url, body, contentType)
+	if err != nil {
+		return nil, err
+	}
+	return c.send(u, req)
+}
+
 // send performs one upstream call. A connection error, a timeout, a 5xx or
 // a 429 is a retryable failure (a 429 also cools the channel down); a 401 or
 // 403 (Gemini: a 400 API_KEY_INVALID) means the channel's key is bad: the
