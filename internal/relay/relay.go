@@ -86,6 +86,7 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 	bg, cancel := context.WithCancel(context.Background())
 	rl.stop = cancel
 	go cat.watch(bg, d.ReloadEvery)
+	go rl.tokens.Preload()
 	return rl, nil
 }
 

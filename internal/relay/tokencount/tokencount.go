@@ -23,6 +23,14 @@ type Counter struct {
 	o200k, cl100k         tokenizer.Codec
 }
 
+// Preload loads the default encoding now, so the first call that needs a
+// local count (typically a burst of streams cut off by their clients) does
+// not wait for it, and the memory it takes is part of the steady state
+// from the start rather than appearing later.
+func (c *Counter) Preload() {
+	c.o200kOnce.Do(func() { c.o200k, _ = tokenizer.Get(tokenizer.O200kBase) })
+}
+
 // Count returns the number of tokens of text for model.
 func (c *Counter) Count(model, text string) int64 {
 	if text == "" {
