@@ -253,18 +253,7 @@ func channelPatch(c *store.Channel, req *updateChannelRequest) (store.ChannelPat
 
 // deleteChannel removes a channel and its abilities for good.
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r)
-	if err != nil {
-		return err
-	}
-	err = s.Store.DeleteChannel(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return httpx.Fail(MsgChannelNotFound)
-	}
-	if err != nil {
-		return err
-	}
-	return httpx.OKMessage(w, "")
+	return deleteByID(w, r, s.Store.DeleteChannel, MsgChannelNotFound)
 }
 
 type channelTestResult struct {

@@ -138,18 +138,7 @@ func (s *Server) updateModelPrice(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) deleteModelPrice(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r)
-	if err != nil {
-		return err
-	}
-	err = s.Store.DeleteModelPrice(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return httpx.Fail(MsgModelPriceNotFound)
-	}
-	if err != nil {
-		return err
-	}
-	return httpx.OKMessage(w, "")
+	return deleteByID(w, r, s.Store.DeleteModelPrice, MsgModelPriceNotFound)
 }
 
 // groupPriceView is a group price as the API shows it.
@@ -255,18 +244,7 @@ func (s *Server) updateGroupPrice(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) deleteGroupPrice(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r)
-	if err != nil {
-		return err
-	}
-	err = s.Store.DeleteGroupPrice(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return httpx.Fail(MsgGroupPriceNotFound)
-	}
-	if err != nil {
-		return err
-	}
-	return httpx.OKMessage(w, "")
+	return deleteByID(w, r, s.Store.DeleteGroupPrice, MsgGroupPriceNotFound)
 }
 
 // duplicateAsFailure shows a unique-constraint violation with the

@@ -191,18 +191,7 @@ func redemptionPatch(req *updateRedemptionRequest, statusOnly bool) (store.Redem
 // deleteRedemption removes a code for good, even a used one: its top-up log
 // keeps the history.
 func (s *Server) deleteRedemption(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r)
-	if err != nil {
-		return err
-	}
-	err = s.Store.DeleteRedemption(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return httpx.Fail(MsgRedemptionNotFound)
-	}
-	if err != nil {
-		return err
-	}
-	return httpx.OKMessage(w, "")
+	return deleteByID(w, r, s.Store.DeleteRedemption, MsgRedemptionNotFound)
 }
 
 type redeemRequest struct {

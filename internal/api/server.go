@@ -4,6 +4,8 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -84,4 +86,21 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, lvl level, h httpx.H
 // notFound answers unknown /api paths with the envelope.
 func notFound(w http.ResponseWriter, r *http.Request) error {
 	return httpx.FailStatus(http.StatusNotFound, httpx.MsgNotFoundPath)
+}
+
+// deleteByID serves DELETE …/{id}: parse the id, delete, and answer
+// notFound when there was no such row.
+func deleteByID(w http.ResponseWriter, r *http.Request, del func(ctx context.Context, id int64) error, notFound string) error {
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return err
+	}
+	err = del(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(notFound)
+	}
+	if err != nil {
+		return err
+	}
+	return httpx.OKMessage(w, "")
 }

@@ -35,16 +35,7 @@ func (s *Store) ModelPriceByName(ctx context.Context, name string) (ModelPrice, 
 // model name gives a *DuplicateError carrying the database's text.
 func (s *Store) CreateModelPrice(ctx context.Context, p *ModelPrice) error {
 	return s.write(ctx, "create model price", func(tx *Tx) error {
-		id, err := tx.allocIDs("model_prices", 1)
-		if err != nil {
-			return err
-		}
-		now := time.Now().Unix()
-		p.ID, p.CreatedAt, p.UpdatedAt = id, now, now
-		if err := tx.db.Create(p).Error; err != nil {
-			return err
-		}
-		return tx.changed("model_prices", "INSERT", p.ID)
+		return insertRow(tx, "model_prices", p, func(id, now int64) { p.ID, p.CreatedAt, p.UpdatedAt = id, now, now })
 	})
 }
 
@@ -98,16 +89,7 @@ func (s *Store) GroupPrices(ctx context.Context) ([]GroupPrice, error) {
 // (group, model) pair gives a *DuplicateError carrying the database's text.
 func (s *Store) CreateGroupPrice(ctx context.Context, p *GroupPrice) error {
 	return s.write(ctx, "create group price", func(tx *Tx) error {
-		id, err := tx.allocIDs("group_prices", 1)
-		if err != nil {
-			return err
-		}
-		now := time.Now().Unix()
-		p.ID, p.CreatedAt, p.UpdatedAt = id, now, now
-		if err := tx.db.Create(p).Error; err != nil {
-			return err
-		}
-		return tx.changed("group_prices", "INSERT", p.ID)
+		return insertRow(tx, "group_prices", p, func(id, now int64) { p.ID, p.CreatedAt, p.UpdatedAt = id, now, now })
 	})
 }
 

@@ -135,3 +135,17 @@ func (tx *Tx) forUpdate() *gorm.DB {
 	}
 	return tx.db.Clauses(clause.Locking{Strength: "UPDATE"})
 }
+
+// insertRow allocates an id for a new row of table, lets stamp set it (and
+// the timestamps), inserts the row and records the change.
+func insertRow[T any](tx *Tx, table string, row *T, stamp func(id, now int64)) error {
+	id, err := tx.allocIDs(table, 1)
+	if err != nil {
+		return err
+	}
+	stamp(id, time.Now().Unix())
+	if err := tx.db.Create(row).Error; err != nil {
+		return err
+	}
+	return tx.changed(table, "INSERT", id)
+}
