@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -135,6 +136,13 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 // with a generic message so no detail leaks.
 func Adapt(log *slog.Logger, h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			// A bug answers a logged 500 envelope, never a dropped connection.
+			if p := recover(); p != nil {
+				log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+				_ = WriteJSON(w, http.StatusInternalServerError, Envelope{Success: false, Message: MsgInternal})
+			}
+		}()
 		err := h(w, r)
 		if err == nil {
 			return

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/billing"
@@ -37,6 +38,7 @@ type call struct {
 	usage     pricing.Usage
 	estimated bool // usage counted locally: the upstream reported none
 	wrote     bool // something reached the client: no retry, no error body
+	settled   bool
 }
 
 // serve adapts one endpoint: failures before anything was written answer in
@@ -47,11 +49,30 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
 		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r)}
 		w.Header().Set("X-Request-Id", c.requestID)
+		defer c.recover()
 		err := c.run()
 		if err != nil && !c.wrote {
 			writeError(w, ep.ingress, err)
 		}
 	})
+}
+
+// recover turns a panic into a logged 500 and gives back a hold that was
+// taken and not settled: a bug must neither reach the client as a dropped
+// connection nor keep a user's money.
+func (c *call) recover() {
+	p := recover()
+	if p == nil {
+		return
+	}
+	c.rl.Log.Error("relay call panicked", "panic", p, "request_id", c.requestID, "stack", string(debug.Stack()))
+	if c.hold.Amount > 0 && !c.settled {
+		c.channel = nil // bill nothing: the call did not complete
+		c.settle()
+	}
+	if !c.wrote {
+		writeError(c.w, c.ep.ingress, errors.New("panic"))
+	}
 }
 
 // requestID is the caller's X-Request-Id when it sent a sane one, else a
@@ -202,6 +223,7 @@ func (c *call) serves(u *upstream) bool {
 // settle bills the exact usage, or releases the hold when the call failed
 // before any usage. It never depends on the client's connection.
 func (c *call) settle() {
+	c.settled = true
 	op := store.SettleOp{UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota,
 		Held: c.hold.Amount, ReservationID: c.hold.ReservationID}
 	if c.channel != nil {
