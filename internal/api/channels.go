@@ -1,9 +1,8 @@
 package api
 
 import (
-	"context"
 	"errors"
-	"io"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -19,9 +18,6 @@ const (
 	// MsgChannelTestFailed prefixes the transport error of a failed test.
 	MsgChannelTestFailed = "渠道测试失败: "
 )
-
-// channelTestTimeout bounds one reachability test of an upstream.
-const channelTestTimeout = 10 * time.Second
 
 // channelView is a channel as shown to admins. The key is write-only: only
 // whether one is set is shown.
@@ -257,14 +253,15 @@ func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 }
 
 type channelTestResult struct {
-	TimeMS     int64 `json:"time_ms"`
-	StatusCode int   `json:"status_code"`
+	TimeMS     int64  `json:"time_ms"`
+	StatusCode int    `json:"status_code"`
+	Model      string `json:"model"`
 }
 
-// testChannel checks that the channel's upstream answers (until the relay
-// can send a real completion): any HTTP response counts, so status_code
-// shows a rejected key as 401. The outcome is recorded on the channel. The
-// query parameter model is accepted and not used yet.
+// testChannel sends a minimal real chat completion through the channel's
+// dialect (the relay's TestChannel): for the model in ?model=, else the
+// channel's first model. Only a 200 is a success; the outcome is recorded on
+// the channel (test_time, response_time, last_error). Nobody is billed.
 func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) error {
 	id, err := httpx.PathID(r)
 	if err != nil {
@@ -274,13 +271,17 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	model := strings.TrimSpace(r.URL.Query().Get("model"))
+	if models := channel.Split(c.Models); model == "" && len(models) > 0 {
+		model = models[0]
+	}
 	start := time.Now()
-	status, err := s.probe(r.Context(), &c)
-	elapsed := time.Since(start).Milliseconds()
-	if err != nil {
-		msg := err.Error()
-		if c.Key != "" {
-			msg = strings.ReplaceAll(msg, c.Key, "***")
+	res := s.Channels.TestChannel(r.Context(), c, model)
+	elapsed := res.Elapsed.Milliseconds()
+	if !res.OK() {
+		msg := res.Detail
+		if res.Status != 0 {
+			msg = fmt.Sprintf("上游返回 %d: %s", res.Status, res.Detail)
 		}
 		if err := s.Store.RecordChannelTest(r.Context(), c.ID, store.ChannelTest{Time: start.Unix(), Error: msg}); err != nil {
 			return err
@@ -291,29 +292,7 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Store.RecordChannelTest(r.Context(), c.ID, test); err != nil {
 		return err
 	}
-	return httpx.OK(w, channelTestResult{TimeMS: elapsed, StatusCode: status})
-}
-
-// probe sends the provider's model-list request and returns the HTTP status.
-// Redirects are not followed: a 3xx is an answer, and following one could
-// carry a provider's key header (not stripped like Authorization) to
-// another host.
-func (s *Server) probe(ctx context.Context, c *store.Channel) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, channelTestTimeout)
-	defer cancel()
-	req, err := channel.NewProbeRequest(ctx, c.Type, c.BaseURL, c.Key)
-	if err != nil {
-		return 0, err
-	}
-	client := *s.HTTPClient
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // lets the connection be reused
-	return resp.StatusCode, nil
+	return httpx.OK(w, channelTestResult{TimeMS: elapsed, StatusCode: res.Status, Model: model})
 }
 
 // listGroups lists every group name in use (see Store.GroupNames).

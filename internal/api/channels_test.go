@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/apptest"
+	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/user"
@@ -123,8 +124,8 @@ func TestChannelKeyIsWriteOnly(t *testing.T) {
 	noKey("list", root.OK("GET", "/api/channel/", nil))
 	noKey("search", root.OK("GET", "/api/channel/search?keyword=main", nil))
 	noKey("test", root.OK("GET", apptest.Path("/api/channel/test/%d?model=gpt-4o", ch.ID), nil))
-	if auth, p := up.last(); auth != "Bearer "+key || p != "/v1/models" {
-		t.Fatalf("upstream got %q on %q, want the channel key on /v1/models", auth, p)
+	if auth, p := up.last(); auth != "Bearer "+key || p != "/v1/chat/completions" {
+		t.Fatalf("upstream got %q on %q, want the channel key on a chat completion", auth, p)
 	}
 
 	// An absent or empty key leaves the key as it was.
@@ -154,31 +155,43 @@ func TestChannelKeyIsWriteOnly(t *testing.T) {
 func TestChannelTestRecordsOutcome(t *testing.T) {
 	e := apptest.New(t)
 	root := e.Root()
-	// Any HTTP answer means reachable, a rejected key too.
-	up := newFakeUpstream(t, 30*time.Millisecond, http.StatusUnauthorized)
+	up := newFakeUpstream(t, 30*time.Millisecond, http.StatusOK)
 	ch := createChannel(t, root, map[string]any{"name": "slow", "key": "k-1", "base_url": up.URL + "/", "models": "m"})
 	if ch.BaseURL != up.URL {
 		t.Fatalf("base_url = %q, want the trailing slash stripped", ch.BaseURL)
 	}
 	var res struct {
-		TimeMS     int64 `json:"time_ms"`
-		StatusCode int   `json:"status_code"`
+		TimeMS     int64  `json:"time_ms"`
+		StatusCode int    `json:"status_code"`
+		Model      string `json:"model"`
 	}
 	before := time.Now().Unix()
 	root.OK("GET", apptest.Path("/api/channel/test/%d", ch.ID), nil).Decode(t, &res)
-	if res.StatusCode != http.StatusUnauthorized || res.TimeMS < 30 {
-		t.Fatalf("test result = %+v, want status 401 and at least 30 ms", res)
+	if res.StatusCode != http.StatusOK || res.TimeMS < 30 || res.Model != "m" {
+		t.Fatalf("test result = %+v, want status 200, at least 30 ms, the channel's first model", res)
 	}
 	got := getChannel(t, root, ch.ID)
 	if got.ResponseTime < 30 || got.TestTime < before || got.LastError != "" {
-		t.Fatalf("after a reachable test: %+v", got)
+		t.Fatalf("after a successful test: %+v", got)
+	}
+
+	// A real call that the upstream refuses is a failed test: the status and
+	// the upstream's words are recorded.
+	refusing := newFakeUpstream(t, 0, http.StatusUnauthorized)
+	bad := createChannel(t, root, map[string]any{"name": "bad", "key": "k-2", "base_url": refusing.URL, "models": "m"})
+	r := root.Fail("GET", apptest.Path("/api/channel/test/%d", bad.ID), nil, http.StatusOK, "")
+	if !strings.HasPrefix(r.Message, api.MsgChannelTestFailed) || !strings.Contains(r.Message, "401") {
+		t.Fatalf("refused test message = %q", r.Message)
+	}
+	if got := getChannel(t, root, bad.ID); !strings.Contains(got.LastError, "401") {
+		t.Fatalf("after a refused test: %+v", got)
 	}
 
 	// Unreachable: a closed port. The error is recorded, the earlier response
 	// time is kept, and the key (here also in the URL) is not echoed.
 	down := closedURL(t) + "/k-secret-in-path"
 	dead := createChannel(t, root, map[string]any{"name": "dead", "key": "k-secret-in-path", "base_url": down, "models": "m"})
-	r := root.Fail("GET", apptest.Path("/api/channel/test/%d", dead.ID), nil, http.StatusOK, "")
+	r = root.Fail("GET", apptest.Path("/api/channel/test/%d", dead.ID), nil, http.StatusOK, "")
 	if !strings.HasPrefix(r.Message, api.MsgChannelTestFailed) || strings.Contains(r.Message, "k-secret-in-path") {
 		t.Fatalf("unreachable test message = %q", r.Message)
 	}
@@ -191,9 +204,24 @@ func TestChannelTestRecordsOutcome(t *testing.T) {
 	root.OK("PUT", "/api/channel/", map[string]any{"id": dead.ID, "base_url": up.URL})
 	root.OK("GET", apptest.Path("/api/channel/test/%d", dead.ID), nil)
 	if got = getChannel(t, root, dead.ID); got.LastError != "" || got.ResponseTime < 30 {
-		t.Fatalf("after a test that reached the upstream: %+v", got)
+		t.Fatalf("after a test that succeeded: %+v", got)
 	}
 	root.Fail("GET", "/api/channel/test/999999", nil, http.StatusOK, api.MsgChannelNotFound)
+}
+
+// The test call goes through the channel's own dialect: an Anthropic
+// channel gets a Messages call with its key in x-api-key, and a mapped model.
+func TestChannelTestSpeaksTheDialect(t *testing.T) {
+	e := apptest.New(t)
+	root := e.Root()
+	up := fakeupstream.New(t)
+	ch := createChannel(t, root, map[string]any{"type": 14, "name": "claude", "key": fakeupstream.DefaultKey,
+		"base_url": up.URL, "models": "claude-x", "model_mapping": `{"claude-x":"claude-upstream"}`})
+	root.OK("GET", apptest.Path("/api/channel/test/%d?model=claude-x", ch.ID), nil)
+	last := up.LastRequest()
+	if last.Path != "/v1/messages" || last.Key != fakeupstream.DefaultKey || last.Model != "claude-upstream" {
+		t.Fatalf("upstream got %s with key %q for model %q", last.Path, last.Key, last.Model)
+	}
 }
 
 func TestChannelDefaults(t *testing.T) {

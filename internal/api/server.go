@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/auth"
+	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/option"
@@ -33,8 +34,13 @@ type Deps struct {
 	// PasswordCost is the bcrypt cost of new hashes (0: the default).
 	PasswordCost int
 	StartTime    time.Time
-	// HTTPClient makes outbound calls (channel tests).
-	HTTPClient *http.Client
+	// Channels sends test calls through a channel (the relay).
+	Channels ChannelTester
+}
+
+// ChannelTester sends a minimal real call through a channel.
+type ChannelTester interface {
+	TestChannel(ctx context.Context, ch store.Channel, model string) channel.TestResult
 }
 
 // Server holds the handlers of /api.
@@ -46,9 +52,6 @@ type Server struct {
 func New(d Deps) *Server {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
-	}
-	if d.HTTPClient == nil {
-		d.HTTPClient = &http.Client{Timeout: 15 * time.Second}
 	}
 	return &Server{Deps: d}
 }

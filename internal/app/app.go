@@ -72,18 +72,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 
-	apiServer := api.New(api.Deps{
-		Store:           st,
-		Options:         a.Options,
-		Sessions:        auth.NewSessions(cfg.SessionSecret, 0),
-		Throttle:        throttle,
-		Logs:            a.logs,
-		Log:             log,
-		RootAccessToken: cfg.RootAccessToken,
-		Version:         Version,
-		PasswordCost:    cfg.PasswordCost,
-		StartTime:       time.Now(),
-	})
 	if err := a.releaseStaleHolds(ctx, true); err != nil {
 		st.Close()
 		return nil, err
@@ -98,6 +86,19 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		st.Close()
 		return nil, err
 	}
+	apiServer := api.New(api.Deps{
+		Store:           st,
+		Options:         a.Options,
+		Sessions:        auth.NewSessions(cfg.SessionSecret, 0),
+		Throttle:        throttle,
+		Logs:            a.logs,
+		Log:             log,
+		RootAccessToken: cfg.RootAccessToken,
+		Version:         Version,
+		PasswordCost:    cfg.PasswordCost,
+		StartTime:       time.Now(),
+		Channels:        a.relay,
+	})
 	mux := http.NewServeMux()
 	// Cross-site browser writes are refused on /api, whose session is a
 	// cookie; /v1 is called with keys, often from other origins.

@@ -1,7 +1,6 @@
 package channel
 
 import (
-	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -172,37 +171,5 @@ func TestFieldsNormalize(t *testing.T) {
 	zero.Weight = 0
 	if msg := zero.Normalize(); msg != "" {
 		t.Errorf("weight 0: %q", msg)
-	}
-}
-
-func TestNewProbeRequest(t *testing.T) {
-	tests := []struct {
-		typ                   int
-		key                   string
-		url, header, value    string
-		extraHeader, extraVal string
-	}{
-		{TypeOpenAI, "sk-1", "http://up/v1/models", "Authorization", "Bearer sk-1", "", ""},
-		{TypeAnthropic, "ak-1", "http://up/v1/models", "X-Api-Key", "ak-1", "Anthropic-Version", anthropicVersion},
-		{TypeGemini, "gk-1", "http://up/v1beta/models", "X-Goog-Api-Key", "gk-1", "", ""},
-		{TypeOpenAI, "", "http://up/v1/models", "Authorization", "", "", ""},
-	}
-	for _, tt := range tests {
-		req, err := NewProbeRequest(context.Background(), tt.typ, "http://up", tt.key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := req.URL.String(); got != tt.url {
-			t.Errorf("type %d: url %q, want %q", tt.typ, got, tt.url)
-		}
-		if got := req.Header.Get(tt.header); got != tt.value {
-			t.Errorf("type %d: %s = %q, want %q", tt.typ, tt.header, got, tt.value)
-		}
-		if tt.extraHeader != "" && req.Header.Get(tt.extraHeader) != tt.extraVal {
-			t.Errorf("type %d: %s = %q", tt.typ, tt.extraHeader, req.Header.Get(tt.extraHeader))
-		}
-		if tt.key != "" && strings.Contains(req.URL.String(), tt.key) {
-			t.Errorf("type %d: key in URL", tt.typ)
-		}
 	}
 }

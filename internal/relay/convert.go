@@ -24,30 +24,9 @@ func (c *call) convertChat(u *upstream) error {
 	if err != nil {
 		return err
 	}
-	model := u.upstreamModel(c.meta.model)
-	var url string
-	var payload any
-	switch dialectOf(u.Type) {
-	case dialectAnthropic:
-		payload, err = anthropic.FromChatRequest(req, model)
-		url = anthropic.Endpoint(u.BaseURL)
-	case dialectGemini:
-		payload, err = gemini.FromChatRequest(req)
-		url = gemini.Endpoint(u.BaseURL, model, req.Stream)
-	default:
-		out := *req
-		out.Model = model
-		if out.Stream {
-			out.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
-		}
-		payload, url = &out, joinURL(u.BaseURL, "/v1/chat/completions")
-	}
+	url, body, err := chatUpstreamBody(u, req, u.upstreamModel(c.meta.model))
 	if err != nil {
 		return badRequest(err.Error())
-	}
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return err
 	}
 	resp, err := c.post(u, url, body, "application/json")
 	if err != nil {
@@ -66,6 +45,34 @@ func (c *call) convertChat(u *upstream) error {
 		return c.convertStream(u, resp)
 	}
 	return c.convertJSON(u, resp)
+}
+
+// chatUpstreamBody is the URL and body of an OpenAI chat request in channel
+// u's dialect, for the upstream model.
+func chatUpstreamBody(u *upstream, req *openai.ChatRequest, model string) (string, []byte, error) {
+	var url string
+	var payload any
+	var err error
+	switch dialectOf(u.Type) {
+	case dialectAnthropic:
+		payload, err = anthropic.FromChatRequest(req, model)
+		url = anthropic.Endpoint(u.BaseURL)
+	case dialectGemini:
+		payload, err = gemini.FromChatRequest(req)
+		url = gemini.Endpoint(u.BaseURL, model, req.Stream)
+	default:
+		out := *req
+		out.Model = model
+		if out.Stream {
+			out.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+		}
+		payload, url = &out, joinURL(u.BaseURL, "/v1/chat/completions")
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	body, err := json.Marshal(payload)
+	return url, body, err
 }
 
 // chatRequest decodes the ingress body as an OpenAI chat request.

@@ -77,23 +77,16 @@ func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentT
 		return nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
+	setCredentials(req.Header, u)
 	switch dialectOf(u.Type) {
 	case dialectAnthropic:
-		req.Header.Set("x-api-key", u.Key)
-		version := anthropic.Version
 		if c.ep.ingress == dialectAnthropic && c.r.Header.Get("anthropic-version") != "" {
-			version = c.r.Header.Get("anthropic-version")
+			req.Header.Set("anthropic-version", c.r.Header.Get("anthropic-version"))
 		}
-		req.Header.Set("anthropic-version", version)
 		if beta := c.r.Header.Get("anthropic-beta"); beta != "" && c.ep.ingress == dialectAnthropic {
 			req.Header.Set("anthropic-beta", beta)
 		}
-	case dialectGemini:
-		req.Header.Set(gemini.APIKeyHeader, u.Key)
-	default:
-		if u.Key != "" {
-			req.Header.Set("Authorization", "Bearer "+u.Key)
-		}
+	case dialectOpenAI:
 		if org := c.r.Header.Get("OpenAI-Organization"); org != "" {
 			req.Header.Set("OpenAI-Organization", org)
 		}
@@ -103,6 +96,21 @@ func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentT
 	}
 	req.Header.Set("X-Request-Id", c.requestID)
 	return req, nil
+}
+
+// setCredentials puts channel u's key where its dialect expects it.
+func setCredentials(h http.Header, u *upstream) {
+	switch dialectOf(u.Type) {
+	case dialectAnthropic:
+		h.Set("x-api-key", u.Key)
+		h.Set("anthropic-version", anthropic.Version)
+	case dialectGemini:
+		h.Set(gemini.APIKeyHeader, u.Key)
+	default:
+		if u.Key != "" {
+			h.Set("Authorization", "Bearer "+u.Key)
+		}
+	}
 }
 
 // post sends body to url on channel u: newUpstreamRequest, then send.

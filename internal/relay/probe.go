@@ -1,0 +1,53 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/channel"
+	"github.com/modelgate/modelgate/internal/relay/openai"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// probeTimeout bounds a channel test.
+const probeTimeout = 20 * time.Second
+
+// TestChannel sends a minimal real chat completion (one user message "hi",
+// max_tokens 1) for model through channel ch's dialect, as the relay would,
+// and reports what came back. Nobody is billed. A model-mapped channel gets
+// the mapped name.
+func (rl *Relay) TestChannel(ctx context.Context, ch store.Channel, model string) channel.TestResult {
+	mapping, _ := channel.ParseModelMapping(ch.ModelMapping)
+	u := &upstream{ID: ch.ID, Type: ch.Type, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping}
+	one := 1
+	req := &openai.ChatRequest{Model: model, MaxTokens: &one,
+		Messages: []openai.Message{{Role: "user", Content: openai.TextContent("hi")}}}
+	url, body, err := chatUpstreamBody(u, req, u.upstreamModel(model))
+	if err != nil {
+		return channel.TestResult{Detail: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return channel.TestResult{Detail: scrub(err.Error(), u.Key)}
+	}
+	httpReq.Header.Set("Content-Type", "application/json")
+	setCredentials(httpReq.Header, u)
+	start := time.Now()
+	resp, err := rl.client.Do(httpReq)
+	if err != nil {
+		return channel.TestResult{Elapsed: time.Since(start), Detail: scrub(err.Error(), u.Key)}
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	res := channel.TestResult{Status: resp.StatusCode, Elapsed: time.Since(start)}
+	if resp.StatusCode != http.StatusOK {
+		res.Detail = scrub(strings.TrimSpace(string(raw)), u.Key)
+	}
+	return res
+}
