@@ -62,8 +62,8 @@ type Part struct {
 	Thought bool `json:"thought,omitempty"`
 	// ThoughtSignature is the opaque token Gemini 3 models attach to
 	// function calls and expect back on replay. The OpenAI dialect has no
-	// place for it, so conversions neither keep nor send it (see
-	// docs/decisions/gemini.md).
+	// place for it, so conversions carry it inside the tool call id
+	// (withSignature, signatureOf).
 	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
 	InlineData       *Blob             `json:"inlineData,omitempty"`
 	FileData         *FileData         `json:"fileData,omitempty"`

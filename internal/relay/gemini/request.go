@@ -208,7 +208,8 @@ func assistantParts(m openai.Message, callNames map[string]string) ([]Part, erro
 		if tc.ID != "" {
 			callNames[tc.ID] = tc.Function.Name
 		}
-		parts = append(parts, Part{FunctionCall: &FunctionCall{Name: tc.Function.Name, Args: args}})
+		parts = append(parts, Part{FunctionCall: &FunctionCall{Name: tc.Function.Name, Args: args},
+			ThoughtSignature: signatureOf(tc.ID)})
 	}
 	return parts, nil
 }

@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,7 +73,7 @@ func answer(parts []Part, id string, next int) (string, []openai.ToolCall) {
 		case p.Thought:
 		case p.FunctionCall != nil:
 			calls = append(calls, openai.ToolCall{
-				ID:   toolCallID(id, next),
+				ID:   withSignature(toolCallID(id, next), p.ThoughtSignature),
 				Type: "function",
 				Function: openai.FunctionCall{
 					Name:      p.FunctionCall.Name,
@@ -95,6 +96,34 @@ func toolCallID(id string, n int) string {
 		return fmt.Sprintf("call_%d", n)
 	}
 	return fmt.Sprintf("call_%s_%d", strings.TrimPrefix(id, "chatcmpl-"), n)
+}
+
+// signatureMark separates a tool call id from the thought signature it
+// carries. Gemini 3 models attach an opaque thoughtSignature to function
+// calls and refuse a replayed history without it; the OpenAI dialect has no
+// field for it, but clients echo tool call ids back verbatim, so the id
+// carries it (base64url: the id stays within [A-Za-z0-9_-]).
+const signatureMark = "__ts__"
+
+// withSignature appends a thought signature to a tool call id.
+func withSignature(id, signature string) string {
+	if signature == "" {
+		return id
+	}
+	return id + signatureMark + base64.RawURLEncoding.EncodeToString([]byte(signature))
+}
+
+// signatureOf recovers the thought signature a tool call id carries, or "".
+func signatureOf(id string) string {
+	i := strings.LastIndex(id, signatureMark)
+	if i < 0 {
+		return ""
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(id[i+len(signatureMark):])
+	if err != nil {
+		return ""
+	}
+	return string(sig)
 }
 
 // compactArgs renders a call's args object as OpenAI's arguments string.
