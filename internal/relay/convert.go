@@ -118,7 +118,9 @@ func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	out.Model = c.meta.model
 	var answer any = out
 	if c.ep.ingress == dialectAnthropic {
-		answer = anthropic.FromChatResponse(out, c.meta.model)
+		msg := anthropic.FromChatResponse(out, c.meta.model)
+		msg.ID = "msg_" + c.requestID // the same id a stream of this call would carry
+		answer = msg
 	}
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
