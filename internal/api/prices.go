@@ -44,11 +44,7 @@ func (s *Server) listModelPrices(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	views := make([]modelPriceView, len(prices))
-	for i := range prices {
-		views[i] = viewModelPrice(&prices[i])
-	}
-	return httpx.OK(w, views)
+	return writeViews(w, prices, viewModelPrice)
 }
 
 type createModelPriceRequest struct {
@@ -163,11 +159,7 @@ func (s *Server) listGroupPrices(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	views := make([]groupPriceView, len(prices))
-	for i := range prices {
-		views[i] = viewGroupPrice(&prices[i])
-	}
-	return httpx.OK(w, views)
+	return writeViews(w, prices, viewGroupPrice)
 }
 
 type createGroupPriceRequest struct {

@@ -107,3 +107,12 @@ func deleteByID(w http.ResponseWriter, r *http.Request, del func(ctx context.Con
 	}
 	return httpx.OKMessage(w, "")
 }
+
+// writeViews answers rows as their response views.
+func writeViews[T, V any](w http.ResponseWriter, rows []T, view func(*T) V) error {
+	views := make([]V, len(rows))
+	for i := range rows {
+		views[i] = view(&rows[i])
+	}
+	return httpx.OK(w, views)
+}
