@@ -72,25 +72,13 @@ func (g *Gateway) SetOption(key, value string) {
 	g.Root.OK("PUT", "/api/option/", map[string]string{"key": key, "value": value})
 }
 
-// ConsumeLog is the part of a consume log entry relay tests read.
-type ConsumeLog struct {
-	ID               int64  `json:"id"`
-	ModelName        string `json:"model_name"`
-	Quota            int64  `json:"quota"`
-	PromptTokens     int64  `json:"prompt_tokens"`
-	CompletionTokens int64  `json:"completion_tokens"`
-	ChannelID        int64  `json:"channel_id"`
-	RequestID        string `json:"request_id"`
-	IsStream         bool   `json:"is_stream"`
-	Content          string `json:"content"`
-}
 
 // AllConsumeLogs returns the consume logs (type 2) of every user, newest
 // first, after every pending settlement was committed.
-func (g *Gateway) AllConsumeLogs() []ConsumeLog {
+func (g *Gateway) AllConsumeLogs() []LogInfo {
 	g.Env.t.Helper()
 	g.Env.SettleAll()
-	var logs []ConsumeLog
+	var logs []LogInfo
 	r := g.Root.OK("GET", "/api/log/?type=2&page_size=100", nil)
 	if err := json.Unmarshal(r.Data, &logs); err != nil {
 		g.Env.t.Fatalf("decode logs %s: %v", r.Data, err)

@@ -23,7 +23,7 @@ func endpointGateway(t *testing.T, model, mapping string) (*apptest.Env, *apptes
 
 // oneLog returns the only consume log and checks the balance moved by its
 // quota.
-func oneLog(t *testing.T, g *apptest.Gateway, before int64) apptest.ConsumeLog {
+func oneLog(t *testing.T, g *apptest.Gateway, before int64) apptest.LogInfo {
 	t.Helper()
 	logs := g.AllConsumeLogs()
 	if len(logs) != 1 {
