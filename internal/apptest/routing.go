@@ -72,7 +72,6 @@ func (g *Gateway) SetOption(key, value string) {
 	g.Root.OK("PUT", "/api/option/", map[string]string{"key": key, "value": value})
 }
 
-
 // AllConsumeLogs returns the consume logs (type 2) of every user, newest
 // first, after every pending settlement was committed.
 func (g *Gateway) AllConsumeLogs() []LogInfo {
