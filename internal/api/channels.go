@@ -126,15 +126,9 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 		Type: channel.TypeOpenAI, Name: req.Name, BaseURL: req.BaseURL, Models: req.Models, Groups: req.Group,
 		Priority: req.Priority, Weight: channel.DefaultWeight, ModelMapping: req.ModelMapping, Status: channel.StatusEnabled,
 	}
-	if req.Type != nil {
-		f.Type = *req.Type
-	}
-	if req.Weight != nil {
-		f.Weight = *req.Weight
-	}
-	if req.Status != nil {
-		f.Status = *req.Status
-	}
+	setIfSent(&f.Type, req.Type)
+	setIfSent(&f.Weight, req.Weight)
+	setIfSent(&f.Status, req.Status)
 	if msg := f.Normalize(); msg != "" {
 		return httpx.Fail(msg)
 	}
@@ -201,28 +195,15 @@ func channelPatch(c *store.Channel, req *updateChannelRequest) (store.ChannelPat
 		Type: c.Type, Name: c.Name, BaseURL: c.BaseURL, Models: c.Models, Groups: c.Groups,
 		Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Status: c.Status,
 	}
-	set := func(dst *string, src *string) {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	set(&f.Name, req.Name)
-	set(&f.BaseURL, req.BaseURL)
-	set(&f.Models, req.Models)
-	set(&f.Groups, req.Group)
-	set(&f.ModelMapping, req.ModelMapping)
-	if req.Type != nil {
-		f.Type = *req.Type
-	}
-	if req.Priority != nil {
-		f.Priority = *req.Priority
-	}
-	if req.Weight != nil {
-		f.Weight = *req.Weight
-	}
-	if req.Status != nil {
-		f.Status = *req.Status
-	}
+	setIfSent(&f.Name, req.Name)
+	setIfSent(&f.BaseURL, req.BaseURL)
+	setIfSent(&f.Models, req.Models)
+	setIfSent(&f.Groups, req.Group)
+	setIfSent(&f.ModelMapping, req.ModelMapping)
+	setIfSent(&f.Type, req.Type)
+	setIfSent(&f.Priority, req.Priority)
+	setIfSent(&f.Weight, req.Weight)
+	setIfSent(&f.Status, req.Status)
 	if msg := f.Normalize(); msg != "" {
 		return store.ChannelPatch{}, httpx.Fail(msg)
 	}

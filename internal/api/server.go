@@ -116,3 +116,10 @@ func writeViews[T, V any](w http.ResponseWriter, rows []T, view func(*T) V) erro
 	}
 	return httpx.OK(w, views)
 }
+
+// setIfSent copies a patch field that the request carried (nil: not sent).
+func setIfSent[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}

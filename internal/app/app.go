@@ -80,7 +80,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// live in memory; nodes sharing a server database hold in the database.
 	a.ledger = billing.New(st, billing.Config{Logger: log, Local: st.Dialect() == store.SQLite})
 	st.OnCommit(a.ledger.Changed)
-	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log})
+	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery})
 	if err != nil {
 		a.ledger.Close(ctx)
 		st.Close()
@@ -108,23 +108,33 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 
 	bg, cancel := context.WithCancel(context.Background())
 	a.stopBackground = cancel
-	// Nodes sharing one database see each other's option changes.
-	go a.Options.Watch(bg, 10*time.Second)
-	go func() {
-		t := time.NewTicker(10 * time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-bg.Done():
-				return
-			case <-t.C:
-				if err := a.releaseStaleHolds(bg, false); err != nil && bg.Err() == nil {
-					log.Error("release stale reservations", "err", err)
-				}
+	// Nodes sharing one database see each other's option, channel and
+	// price changes within reloadEvery.
+	go a.repeat(bg, reloadEvery, "reload options", a.Options.Reload)
+	go a.repeat(bg, reloadEvery, "reload routing catalog", a.relay.Reload)
+	go a.repeat(bg, 10*time.Minute, "release stale reservations", func(ctx context.Context) error {
+		return a.releaseStaleHolds(ctx, false)
+	})
+	return a, nil
+}
+
+// reloadEvery is how often caches re-read the database.
+const reloadEvery = 10 * time.Second
+
+// repeat runs f every interval until ctx ends, logging failures.
+func (a *App) repeat(ctx context.Context, every time.Duration, what string, f func(context.Context) error) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn(what, "err", err)
 			}
 		}
-	}()
-	return a, nil
+	}
 }
 
 // loginThrottle counts failed logins in Redis when REDIS_CONN_STRING is set,
@@ -252,7 +262,6 @@ func (a *App) FlushBilling(timeout time.Duration) error {
 // Close flushes pending writes and closes the database.
 func (a *App) Close() error {
 	a.stopBackground()
-	a.relay.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx))

@@ -235,19 +235,3 @@ func (r *Registry) Set(ctx context.Context, key, value string) error {
 	}
 	return r.Reload(ctx)
 }
-
-// Watch reloads every interval until ctx ends.
-func (r *Registry) Watch(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := r.Reload(ctx); err != nil && ctx.Err() == nil {
-				r.log.Warn("reload options", "err", err)
-			}
-		}
-	}
-}

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/pricing"
@@ -138,23 +137,6 @@ func (c *catalog) changed(changes []store.Change) {
 				c.log.Error("reload routing catalog", "err", err)
 			}
 			return
-		}
-	}
-}
-
-// watch reloads periodically until ctx ends, for changes made by other
-// nodes that share the database.
-func (c *catalog) watch(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := c.reload(ctx); err != nil && ctx.Err() == nil {
-				c.log.Warn("reload routing catalog", "err", err)
-			}
 		}
 	}
 }

@@ -34,8 +34,9 @@ type Deps struct {
 	// Transport carries upstream calls; nil gets the lean HTTP/1.1
 	// transport of package h1.
 	Transport http.RoundTripper
-	// ReloadEvery is how often caches re-read the database, so changes made
-	// by other nodes sharing it are seen. Default 10 s.
+	// ReloadEvery is how long a cached key is trusted before it is read
+	// again, so changes made by other nodes sharing the database are seen
+	// (the app calls Reload at the same pace for routes). Default 10 s.
 	ReloadEvery time.Duration
 }
 
@@ -53,11 +54,9 @@ type Relay struct {
 
 	cooldownMu sync.Mutex
 	cooldown   map[int64]time.Time // channel id → skipped until
-
-	stop context.CancelFunc
 }
 
-// New loads the routing catalog and starts the cache refreshers.
+// New loads the routing catalog.
 func New(ctx context.Context, d Deps) (*Relay, error) {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
@@ -83,12 +82,13 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 	}
 	d.Store.OnCommit(rl.keys.changed)
 	d.Store.OnCommit(cat.changed)
-	bg, cancel := context.WithCancel(context.Background())
-	rl.stop = cancel
-	go cat.watch(bg, d.ReloadEvery)
 	go rl.tokens.Preload()
 	return rl, nil
 }
+
+// Reload re-reads routes and prices; the app calls it every ReloadEvery so
+// changes made by other nodes sharing the database are seen.
+func (rl *Relay) Reload(ctx context.Context) error { return rl.catalog.reload(ctx) }
 
 // Idle waits until no call is being served, so every settlement so far is
 // queued in the ledger.
@@ -102,9 +102,6 @@ func (rl *Relay) Idle(ctx context.Context) error {
 	}
 	return nil
 }
-
-// Close stops the background refreshers.
-func (rl *Relay) Close() { rl.stop() }
 
 // newTransport is tuned for a gateway: many idle connections per upstream
 // host, no transparent gzip (bodies are relayed as they come), bounded dial
