@@ -41,6 +41,7 @@ type App struct {
 	relay   *relay.Relay
 	redis   *redis.Client // nil without REDIS_CONN_STRING
 	handler http.Handler
+	lease   config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
 }
@@ -55,7 +56,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, Store: st}
+	a := &App{cfg: cfg, log: log, Store: st, lease: leaseSettings(cfg.BillingLease)}
 	if err := a.ensureRoot(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -75,6 +76,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	if err := a.releaseStaleHolds(ctx, true); err != nil {
 		st.Close()
 		return nil, err
+	}
+	if a.usesLease() {
+		if err := a.startLease(ctx); err != nil {
+			st.Close()
+			return nil, err
+		}
 	}
 	// On SQLite this process is the database's only writer, so holds can
 	// live in memory; nodes sharing a server database hold in the database.
@@ -115,6 +122,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	go a.repeat(bg, 10*time.Minute, "release stale reservations", func(ctx context.Context) error {
 		return a.releaseStaleHolds(ctx, false)
 	})
+	if a.usesLease() {
+		go a.repeat(bg, a.lease.RenewEvery, "renew billing lease", a.renewLease)
+		go a.repeat(bg, a.lease.SweepEvery, "release expired billing leases", a.releaseExpiredLeases)
+	}
 	return a, nil
 }
 
@@ -156,15 +167,17 @@ func (a *App) loginThrottle(ctx context.Context) (auth.Throttle, error) {
 	return auth.NewSharedLoginThrottle(a.redis, a.cfg.RedisKeyPrefix+"login:", a.log), nil
 }
 
-// staleHoldAge is how old a reservation must be before a shared database's
-// janitor gives it back: longer than any call, so only holds of processes
-// that died qualify. A call that outlives it still settles correctly (its
-// cost is charged; the hold is not returned twice).
+// staleHoldAge is how old a reservation made without a billing lease (by a
+// version before leases) must be before a shared database's janitor gives
+// it back: longer than any call, so only holds of processes that died
+// qualify. A call that outlives it still settles correctly (its cost is
+// charged; the hold is not returned twice). Holds under a lease are
+// returned when the lease expires (leases.go).
 const staleHoldAge = 2 * time.Hour
 
-// releaseStaleHolds gives back money held for calls whose process died. On
-// SQLite this process is the only one, so at start every open hold is
-// stale; on a shared database only old ones are.
+// releaseStaleHolds gives back money held without a lease for calls whose
+// process died. On SQLite this process is the only one, so at start every
+// open hold is stale; on a shared database only old ones are.
 func (a *App) releaseStaleHolds(ctx context.Context, atStart bool) error {
 	cutoff := time.Now().Add(-staleHoldAge).Unix()
 	if atStart && a.Store.Dialect() == store.SQLite {
@@ -265,6 +278,11 @@ func (a *App) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx))
+	if a.usesLease() {
+		// After the ledger: every settlement it had is committed, so what
+		// the lease still covers belongs to calls that never settled.
+		flushErr = errors.Join(flushErr, a.endLease(ctx))
+	}
 	var redisErr error
 	if a.redis != nil {
 		redisErr = a.redis.Close()

@@ -39,8 +39,19 @@ type Config struct {
 	// PasswordCost is the bcrypt cost of new password hashes; 0 is the
 	// default (10). No variable sets it: only test harnesses lower it.
 	PasswordCost int
+	// BillingLease tunes the lease each process on a shared database holds
+	// for its reservations (docs/operations.md). No variable sets it: zero
+	// fields take the defaults; only test harnesses shorten them.
+	BillingLease BillingLease
 
 	Cluster Cluster
+}
+
+// BillingLease: a process renews its lease every RenewEvery (default 10 s);
+// a lease not renewed for TTL (default 30 s) expires, and every process
+// looks for expired leases every SweepEvery (default 5 s).
+type BillingLease struct {
+	TTL, RenewEvery, SweepEvery time.Duration
 }
 
 // Cluster holds the cluster variables. They are read and validated now; the

@@ -236,7 +236,7 @@ func (tx *Tx) openReservations(ops []ReserveOp, results []ReserveResult) error {
 	for i := range results {
 		if results[i].Err == nil {
 			rows = append(rows, Reservation{UserID: ops[i].UserID, TokenID: ops[i].TokenID,
-				TokenLimited: ops[i].TokenLimited, Amount: results[i].Held})
+				TokenLimited: ops[i].TokenLimited, Amount: results[i].Held, LeaseID: tx.s.LeaseID()})
 		}
 	}
 	if len(rows) == 0 {
@@ -290,13 +290,14 @@ func (tx *Tx) closeReservations(ops []SettleOp) error {
 }
 
 // ReleaseStaleReservations gives back every hold created before cutoff (unix
-// seconds): holds of calls whose process died. It returns how many it
-// released.
+// seconds) that no billing lease covers: holds made before leases existed,
+// or on SQLite. Holds under a lease are returned when the lease expires
+// (ReleaseExpiredLeases). It returns how many it released.
 func (s *Store) ReleaseStaleReservations(ctx context.Context, cutoff int64) (int, error) {
 	var n int
 	err := s.write(ctx, "release stale reservations", func(tx *Tx) error {
 		var rows []Reservation
-		if err := tx.forUpdate().Where("created_at < ?", cutoff).Find(&rows).Error; err != nil {
+		if err := tx.forUpdate().Where("created_at < ? AND lease_id = 0", cutoff).Find(&rows).Error; err != nil {
 			return err
 		}
 		ops := make([]SettleOp, len(rows))

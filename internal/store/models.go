@@ -168,4 +168,7 @@ type Reservation struct {
 	TokenLimited bool  `gorm:"not null"`
 	Amount       int64 `gorm:"not null"`
 	CreatedAt    int64 `gorm:"autoCreateTime:false;not null;index"`
+	// LeaseID is the billing lease of the process that made the hold (0:
+	// made before leases existed, or on SQLite); see leases.go.
+	LeaseID int64 `gorm:"not null;default:0;index"`
 }

@@ -63,6 +63,8 @@ type Store struct {
 	onChange func(tx *Tx, c Change) error
 	// committed are told the changes of each committed transaction.
 	committed []func(changes []Change)
+	// lease is this process's billing lease (leases.go).
+	lease leaseState
 }
 
 // Change describes one row change of a replicated table.
