@@ -39,6 +39,8 @@ type Env struct {
 	App    *app.App
 	Server *httptest.Server
 	Config config.Config
+	// attached is set for a gateway this Env did not start (Attach).
+	attached bool
 }
 
 // New starts a gateway for t and stops it when t ends. env is pairs of run
@@ -87,9 +89,16 @@ func Start(t testing.TB, cfg config.Config) *Env {
 	return e
 }
 
+// Attach is an Env for a gateway running elsewhere, such as a modelgate
+// process the test started, listening at url. App is nil: helpers that flush
+// the ledger (SettleAll, Quota, Accounts) cannot be used on it.
+func Attach(t testing.TB, url string) *Env {
+	return &Env{t: t, Server: &httptest.Server{URL: url}, attached: true}
+}
+
 // Stop shuts the gateway down (idempotent).
 func (e *Env) Stop() {
-	if e.Server == nil {
+	if e.Server == nil || e.attached {
 		return
 	}
 	e.Server.Close()
