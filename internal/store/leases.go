@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,7 +57,7 @@ func (s *Store) StartLease(ctx context.Context, holder string, ttl time.Duration
 	s.lease.mu.Lock()
 	defer s.lease.mu.Unlock()
 	if len(holder) > 200 {
-		holder = holder[:200]
+		holder = strings.ToValidUTF8(holder[:200], "")
 	}
 	s.lease.holder, s.lease.ttl = holder, ttl
 	return s.startLease(ctx)
