@@ -56,13 +56,13 @@ func TestClean(t *testing.T) {
 		{key, "abcdef", "abcd"},
 		{key, "a\xffb\x00c\td", "abcd"},
 		{key, "  ab  ", "ab"},
-		{key, "ab  cd", "ab"}, // cut, then the trailing space trimmed
+		{key, "ab  cd", "ab"},  // cut, then the trailing space trimmed
 		{key, "会话标识符", "会话标识"}, // cut at a character, not a byte
 		{key, "\xff\xfe", ""},
 		{key, "😀😀😀😀😀", "😀😀😀😀"},
 		{text, "a\tb\nc", "a\tb\nc"},
 		{text, "a\x00b", "ab"},
-		{text, "会话标识", "会话"}, // 12 bytes: cut to 6, a whole rune boundary
+		{text, "会话标识", "会话"},  // 12 bytes: cut to 6, a whole rune boundary
 		{text, "ab会话", "ab会"}, // 8 bytes: cut inside 话, dropped whole
 		{Field{Label: "n"}, strings.Repeat("x", 300), strings.Repeat("x", 300)},
 	} {
