@@ -24,6 +24,9 @@ const (
 )
 
 var (
+	// accessTokenText is what an Authorization header must be to be
+	// looked up as an access token (users.access_token).
+	accessTokenText = textfield.Field{Label: "access token", MaxChars: 64}
 	// remarkText is an admin top-up's remark, kept in the log's content.
 	remarkText = textfield.Field{Label: "备注", MaxChars: 500, Multiline: true}
 	// optionValueText is a setting's value; it is also copied into the

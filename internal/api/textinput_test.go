@@ -67,6 +67,14 @@ func TestStoredTextRefusesWhatAColumnCannotHold(t *testing.T) {
 		}
 	}
 
+	// A header is looked up only when a column could hold it.
+	for _, bad := range []string{"tok-\xff\xfe", strings.Repeat("t", 65), "a\tb"} {
+		c := e.Client().Bearer(bad)
+		if r := c.Do("GET", "/api/user/self", nil); r.Status != http.StatusOK || r.Success || r.Message != api.MsgTokenInvalid {
+			t.Errorf("Authorization %q: want 200 %q, got %d %s", bad, api.MsgTokenInvalid, r.Status, r.Raw)
+		}
+	}
+
 	// Nothing was written.
 	if n := root.OK("GET", "/api/user/?page_size=100", nil).Total; n != 2 {
 		t.Errorf("%d users, want root and alice", n)
