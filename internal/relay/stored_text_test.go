@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
@@ -69,5 +70,21 @@ func TestHeadersTheLogCannotHoldAreCleaned(t *testing.T) {
 	}
 	if got := g.Quota(otherID); got != 1_000_000-want {
 		t.Errorf("other user's balance %d, want %d", got, 1_000_000-want)
+	}
+}
+
+// TestRefusedKeyWithLongMessageDisablesTheChannel: the upstream's answer to
+// a refused key is kept as the channel's last error, cut to 2 KiB. A cut
+// inside a character left invalid UTF-8, which PostgreSQL refused, so the
+// channel stayed enabled and kept being tried. The stored error is cut at a
+// character.
+func TestRefusedKeyWithLongMessageDisablesTheChannel(t *testing.T) {
+	f := newFleet(t, 10, 0)
+	msg := strings.Repeat("密钥无效", 400) // 4,800 bytes: a 2 KiB cut falls inside some character
+	f.ups[0].Script(fakeupstream.Behavior{Status: http.StatusUnauthorized, ErrorMessage: msg})
+	wantReply(t, f.chat(""), "up1")
+	ch := f.g.ChannelState(f.ids[0])
+	if ch.Status != 3 || !strings.Contains(ch.LastError, "密钥无效密钥无效") || strings.ContainsRune(ch.LastError, utf8.RuneError) {
+		t.Fatalf("want status 3 with the upstream's message cut at a character; got status %d, last_error %q", ch.Status, ch.LastError)
 	}
 }
