@@ -38,6 +38,8 @@ func TestNormalizeModels(t *testing.T) {
 		{" , , ", "", MsgModelsEmpty},
 		{strings.Repeat("m", 191), strings.Repeat("m", 191), ""},
 		{"ok," + strings.Repeat("m", 192), "", MsgModelNameTooLong},
+		{"ok,gpt\x00", "", "模型名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
+		{"模型-1", "模型-1", ""},
 	}
 	for _, tt := range tests {
 		got, msg := NormalizeModels(tt.in)
