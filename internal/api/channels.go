@@ -275,7 +275,7 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) error {
 		if res.Status != 0 {
 			msg = fmt.Sprintf("上游返回 %d: %s", res.Status, res.Detail)
 		}
-		msg = lastErrorText.Clean(msg)
+		msg = channel.CleanLastError(msg)
 		if err := s.Store.RecordChannelTest(r.Context(), c.ID, store.ChannelTest{Time: start.Unix(), Error: msg}); err != nil {
 			return err
 		}

@@ -32,9 +32,6 @@ var (
 	// optionValueText is a setting's value; it is also copied into the
 	// audit log's content (a TEXT column), so it stays well below that.
 	optionValueText = textfield.Field{Label: "配置值", MaxBytes: 16 << 10, Multiline: true}
-	// lastErrorText is a channel test's failure as stored: it quotes the
-	// upstream, which may answer anything.
-	lastErrorText = textfield.Field{Label: "last_error", MaxBytes: 4 << 10, Multiline: true}
 )
 
 // searchKeyword reads the keyword of a search route.

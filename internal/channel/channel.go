@@ -54,6 +54,9 @@ var (
 	modelListText = textfield.Field{Label: "模型列表", MaxBytes: textfield.TextColumnBytes}
 	mappingText   = textfield.Field{Label: "模型映射", MaxBytes: textfield.TextColumnBytes, Multiline: true}
 	keyText       = textfield.Field{Label: "密钥", MaxBytes: textfield.TextColumnBytes, Multiline: true}
+	// lastErrorText is a failure kept on the channel: it quotes the
+	// upstream, which may answer any bytes, often cut by bytes.
+	lastErrorText = textfield.Field{Label: "last_error", MaxBytes: 4 << 10, Multiline: true}
 )
 
 // Validation messages.
@@ -239,6 +242,11 @@ func NormalizeKey(key string) (string, string) {
 	key = strings.TrimSpace(key)
 	return key, keyText.Validate(key)
 }
+
+// CleanLastError makes a failure storable as the channel's last_error:
+// valid UTF-8 without NUL or control characters (tab and newlines kept), at
+// most 4 KiB, cut at a character.
+func CleanLastError(msg string) string { return lastErrorText.Clean(msg) }
 
 // errBadMapping is ParseModelMapping's answer to anything but an object of
 // non-empty strings.

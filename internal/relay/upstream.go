@@ -11,7 +11,6 @@ import (
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
 	"github.com/modelgate/modelgate/internal/relay/gemini"
-	"github.com/modelgate/modelgate/internal/textfield"
 )
 
 // dialectOf is the wire format of a channel type.
@@ -162,14 +161,10 @@ func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// lastErrorText is an upstream's refusal as kept on its channel: the
-// upstream may answer any bytes.
-var lastErrorText = textfield.Field{Label: "last_error", MaxBytes: 4 << 10, Multiline: true}
-
 // disable sets channel u to auto-disabled because the upstream refused its
 // key, with the failure as its last error, and returns the failure.
 func (c *call) disable(u *upstream, f *upstreamFailure) *upstreamFailure {
-	reason := lastErrorText.Clean(f.detail) // the detail is cut by bytes: maybe inside a character
+	reason := channel.CleanLastError(f.detail) // the detail is cut by bytes: maybe inside a character
 	if err := c.rl.Store.AutoDisableChannel(context.WithoutCancel(c.r.Context()), u.ID, reason); err != nil {
 		c.rl.Log.Error("auto-disable channel", "channel", u.ID, "err", err)
 	} else {
