@@ -78,6 +78,9 @@ func (s *Server) authenticate(r *http.Request) (*store.User, error) {
 		}
 		return &u, nil
 	}
+	if accessTokenText.Validate(token) != "" {
+		return nil, httpx.Fail(MsgTokenInvalid) // no stored token looks like it
+	}
 	u, err := s.Store.UserByAccessToken(ctx, token)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, httpx.Fail(MsgTokenInvalid)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/channel"
@@ -54,7 +53,11 @@ func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) searchChannels(w http.ResponseWriter, r *http.Request) error {
-	return s.writeChannels(w, r, strings.TrimSpace(r.URL.Query().Get("keyword")))
+	keyword, err := searchKeyword(r)
+	if err != nil {
+		return err
+	}
+	return s.writeChannels(w, r, keyword)
 }
 
 func (s *Server) writeChannels(w http.ResponseWriter, r *http.Request, keyword string) error {
@@ -129,11 +132,12 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	setIfSent(&f.Type, req.Type)
 	setIfSent(&f.Weight, req.Weight)
 	setIfSent(&f.Status, req.Status)
-	if msg := f.Normalize(); msg != "" {
+	key, keyMsg := channel.NormalizeKey(req.Key)
+	if msg := firstProblem(f.Normalize(), keyMsg); msg != "" {
 		return httpx.Fail(msg)
 	}
 	c := store.Channel{
-		Type: f.Type, Name: f.Name, Key: strings.TrimSpace(req.Key), BaseURL: f.BaseURL, Models: f.Models,
+		Type: f.Type, Name: f.Name, Key: key, BaseURL: f.BaseURL, Models: f.Models,
 		Groups: f.Groups, Priority: f.Priority, Weight: f.Weight, ModelMapping: f.ModelMapping, Status: f.Status,
 	}
 	if err := s.Store.CreateChannel(r.Context(), &c); err != nil {
@@ -221,7 +225,11 @@ func channelPatch(c *store.Channel, req *updateChannelRequest) (store.ChannelPat
 		Type:         req.Type, Priority: req.Priority, Weight: req.Weight, Status: req.Status,
 	}
 	if req.Key != nil {
-		if key := strings.TrimSpace(*req.Key); key != "" {
+		key, msg := channel.NormalizeKey(*req.Key)
+		if msg != "" {
+			return p, httpx.Fail(msg)
+		}
+		if key != "" {
 			p.Key = &key
 		}
 	}
@@ -252,7 +260,10 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	model := strings.TrimSpace(r.URL.Query().Get("model"))
+	model, err := httpx.QueryText(r, "model", maxModelNameChars)
+	if err != nil {
+		return err
+	}
 	if models := channel.Split(c.Models); model == "" && len(models) > 0 {
 		model = models[0]
 	}
@@ -264,6 +275,7 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) error {
 		if res.Status != 0 {
 			msg = fmt.Sprintf("上游返回 %d: %s", res.Status, res.Detail)
 		}
+		msg = channel.CleanLastError(msg)
 		if err := s.Store.RecordChannelTest(r.Context(), c.ID, store.ChannelTest{Time: start.Unix(), Error: msg}); err != nil {
 			return err
 		}

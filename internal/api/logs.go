@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/httpx"
@@ -58,12 +57,19 @@ func viewLog(l *store.Log) logView {
 // start_timestamp and end_timestamp (inclusive, 0 = open), and exact
 // matches on model_name, username, token_name, channel and group.
 func adminLogFilter(r *http.Request) (store.LogFilter, error) {
-	q := r.URL.Query()
-	f := store.LogFilter{
-		ModelName: strings.TrimSpace(q.Get("model_name")),
-		Username:  strings.TrimSpace(q.Get("username")),
-		TokenName: strings.TrimSpace(q.Get("token_name")),
-		Group:     strings.TrimSpace(q.Get("group")),
+	var f store.LogFilter
+	var err error
+	for _, p := range []struct {
+		name string
+		max  int
+		dst  *string
+	}{
+		{"model_name", maxModelNameChars, &f.ModelName}, {"username", maxNameChars, &f.Username},
+		{"token_name", maxNameChars, &f.TokenName}, {"group", maxNameChars, &f.Group},
+	} {
+		if *p.dst, err = httpx.QueryText(r, p.name, p.max); err != nil {
+			return f, err
+		}
 	}
 	typ, err := httpx.QueryInt(r, "type", 0)
 	if err != nil {
@@ -114,7 +120,9 @@ func (s *Server) searchLogs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f.Keyword = strings.TrimSpace(r.URL.Query().Get("keyword"))
+	if f.Keyword, err = searchKeyword(r); err != nil {
+		return err
+	}
 	return s.writeLogs(w, r, f)
 }
 
@@ -123,7 +131,9 @@ func (s *Server) searchSelfLogs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f.Keyword = strings.TrimSpace(r.URL.Query().Get("keyword"))
+	if f.Keyword, err = searchKeyword(r); err != nil {
+		return err
+	}
 	return s.writeLogs(w, r, f)
 }
 

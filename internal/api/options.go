@@ -54,6 +54,9 @@ func (s *Server) updateOption(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return httpx.Fail(httpx.MsgInvalidParams)
 	}
+	if msg := optionValueText.Validate(value); msg != "" {
+		return httpx.Fail(msg)
+	}
 	err := s.Options.Set(r.Context(), req.Key, value)
 	var invalid *option.InvalidError
 	if errors.As(err, &invalid) {

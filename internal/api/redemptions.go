@@ -48,7 +48,11 @@ func (s *Server) listRedemptions(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) searchRedemptions(w http.ResponseWriter, r *http.Request) error {
-	return s.writeRedemptions(w, r, strings.TrimSpace(r.URL.Query().Get("keyword")))
+	keyword, err := searchKeyword(r)
+	if err != nil {
+		return err
+	}
+	return s.writeRedemptions(w, r, keyword)
 }
 
 func (s *Server) writeRedemptions(w http.ResponseWriter, r *http.Request, keyword string) error {
@@ -209,6 +213,9 @@ func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) error {
 	key := redemption.NormalizeKey(req.Key)
 	if key == "" {
 		return httpx.Fail(MsgRedeemKeyEmpty)
+	}
+	if !redemption.PlausibleKey(key) {
+		return httpx.Fail(MsgRedeemKeyInvalid)
 	}
 	me := caller(r)
 	logFor := func(code store.Redemption) store.Log {

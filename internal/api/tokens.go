@@ -55,7 +55,11 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) searchTokens(w http.ResponseWriter, r *http.Request) error {
-	return s.writeTokens(w, r, strings.TrimSpace(r.URL.Query().Get("keyword")))
+	keyword, err := searchKeyword(r)
+	if err != nil {
+		return err
+	}
+	return s.writeTokens(w, r, keyword)
 }
 
 // writeTokens lists the caller's own keys; admins too see only their own.

@@ -150,6 +150,9 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if req.Username == "" || req.Password == "" {
 		return httpx.Fail(MsgInvalidCredentialsInput)
 	}
+	if msg := user.ValidateUsernameText(req.Username); msg != "" {
+		return httpx.Fail(msg)
+	}
 	ip := clientIP(r)
 	if ok, _ := s.Throttle.Allow(req.Username, ip); !ok {
 		return httpx.FailStatus(http.StatusTooManyRequests, auth.MsgTooManyAttempts)

@@ -50,7 +50,11 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) searchUsers(w http.ResponseWriter, r *http.Request) error {
-	return s.writeUsers(w, r, strings.TrimSpace(r.URL.Query().Get("keyword")))
+	keyword, err := searchKeyword(r)
+	if err != nil {
+		return err
+	}
+	return s.writeUsers(w, r, keyword)
 }
 
 func (s *Server) writeUsers(w http.ResponseWriter, r *http.Request, keyword string) error {
@@ -304,7 +308,11 @@ func (s *Server) manageUser(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err
 	}
-	target, err := s.Store.UserByUsername(r.Context(), strings.TrimSpace(req.Username))
+	req.Username = strings.TrimSpace(req.Username)
+	if msg := user.ValidateUsernameText(req.Username); msg != "" {
+		return httpx.Fail(msg)
+	}
+	target, err := s.Store.UserByUsername(r.Context(), req.Username)
 	if errors.Is(err, store.ErrNotFound) {
 		return httpx.Fail(MsgUserNotFound)
 	}
@@ -362,6 +370,10 @@ func (s *Server) adminTopup(w http.ResponseWriter, r *http.Request) error {
 	if req.Quota == 0 {
 		return httpx.Fail(MsgQuotaZero)
 	}
+	req.Remark = strings.TrimSpace(req.Remark)
+	if msg := remarkText.Validate(req.Remark); msg != "" {
+		return httpx.Fail(msg)
+	}
 	target, err := s.Store.UserByID(r.Context(), req.UserID)
 	if errors.Is(err, store.ErrNotFound) {
 		return httpx.Fail(MsgUserNotFound)
@@ -370,7 +382,7 @@ func (s *Server) adminTopup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	content := fmt.Sprintf("管理员 %s 充值 %d 额度", caller(r).Username, req.Quota)
-	if req.Remark = strings.TrimSpace(req.Remark); req.Remark != "" {
+	if req.Remark != "" {
 		content += ",备注: " + req.Remark
 	}
 	log := &store.Log{UserID: target.ID, Username: target.Username, Group: target.Group, Type: store.LogTopup, Quota: req.Quota, Content: content}

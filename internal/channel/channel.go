@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelgate/modelgate/internal/textfield"
 	"github.com/modelgate/modelgate/internal/user"
 )
 
@@ -41,6 +42,21 @@ const (
 	maxModelLen   = 191 // abilities.model
 	maxGroupsLen  = 512 // channels.channel_groups
 	maxBaseURLLen = 512
+)
+
+// Text rules of the stored fields (columns: store.Channel, store.Ability).
+// Names, URLs and models are one line; the key and the mapping are free
+// text in TEXT columns (a key may be a multi-line credential file).
+var (
+	nameText      = textfield.Field{Label: "渠道名称", MaxChars: maxNameLen}
+	baseURLText   = textfield.Field{Label: "Base URL", MaxChars: maxBaseURLLen}
+	modelText     = textfield.Field{Label: "模型名称", MaxChars: maxModelLen}
+	modelListText = textfield.Field{Label: "模型列表", MaxBytes: textfield.TextColumnBytes}
+	mappingText   = textfield.Field{Label: "模型映射", MaxBytes: textfield.TextColumnBytes, Multiline: true}
+	keyText       = textfield.Field{Label: "密钥", MaxBytes: textfield.TextColumnBytes, Multiline: true}
+	// lastErrorText is a failure kept on the channel: it quotes the
+	// upstream, which may answer any bytes, often cut by bytes.
+	lastErrorText = textfield.Field{Label: "last_error", MaxBytes: 4 << 10, Multiline: true}
 )
 
 // Validation messages.
@@ -97,6 +113,9 @@ func (f *Fields) Normalize() string {
 	if n := utf8.RuneCountInString(f.Name); n < 1 || n > maxNameLen {
 		return MsgNameLength
 	}
+	if msg := nameText.Validate(f.Name); msg != "" {
+		return msg
+	}
 	var msg string
 	if f.BaseURL, msg = NormalizeBaseURL(f.Type, f.BaseURL); msg != "" {
 		return msg
@@ -149,8 +168,15 @@ func NormalizeModels(list string) (string, string) {
 		if utf8.RuneCountInString(m) > maxModelLen {
 			return "", MsgModelNameTooLong
 		}
+		if msg := modelText.Validate(m); msg != "" {
+			return "", msg
+		}
 	}
-	return strings.Join(models, ","), ""
+	joined := strings.Join(models, ",")
+	if msg := modelListText.Validate(joined); msg != "" {
+		return "", msg
+	}
+	return joined, ""
 }
 
 // NormalizeGroups cleans a comma-separated group list; an empty list means
@@ -182,6 +208,9 @@ func NormalizeBaseURL(typ int, raw string) (string, string) {
 		raw = defaultBaseURLs[typ]
 	}
 	raw = strings.TrimRight(raw, "/")
+	if msg := baseURLText.Validate(raw); msg != "" {
+		return "", msg
+	}
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil, u.Scheme != "http" && u.Scheme != "https", u.Host == "",
@@ -198,11 +227,26 @@ func NormalizeModelMapping(text string) (string, string) {
 	if text == "" {
 		return "", ""
 	}
+	if msg := mappingText.Validate(text); msg != "" {
+		return "", msg
+	}
 	if _, err := ParseModelMapping(text); err != nil {
 		return "", MsgModelMappingInvalid
 	}
 	return text, ""
 }
+
+// NormalizeKey trims an upstream key and checks that a column can hold it;
+// an empty result means "no key sent".
+func NormalizeKey(key string) (string, string) {
+	key = strings.TrimSpace(key)
+	return key, keyText.Validate(key)
+}
+
+// CleanLastError makes a failure storable as the channel's last_error:
+// valid UTF-8 without NUL or control characters (tab and newlines kept), at
+// most 4 KiB, cut at a character.
+func CleanLastError(msg string) string { return lastErrorText.Clean(msg) }
 
 // errBadMapping is ParseModelMapping's answer to anything but an object of
 // non-empty strings.

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/user"
 )
@@ -38,6 +39,8 @@ func TestNormalizeModels(t *testing.T) {
 		{" , , ", "", MsgModelsEmpty},
 		{strings.Repeat("m", 191), strings.Repeat("m", 191), ""},
 		{"ok," + strings.Repeat("m", 192), "", MsgModelNameTooLong},
+		{"ok,gpt\x00", "", "模型名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
+		{"模型-1", "模型-1", ""},
 	}
 	for _, tt := range tests {
 		got, msg := NormalizeModels(tt.in)
@@ -171,5 +174,22 @@ func TestFieldsNormalize(t *testing.T) {
 	zero.Weight = 0
 	if msg := zero.Normalize(); msg != "" {
 		t.Errorf("weight 0: %q", msg)
+	}
+}
+
+func TestKeyAndLastErrorText(t *testing.T) {
+	if key, msg := NormalizeKey("  sk-1\nline-2  "); key != "sk-1\nline-2" || msg != "" {
+		t.Errorf("NormalizeKey multi-line = %q, %q", key, msg)
+	}
+	if _, msg := NormalizeKey("sk-\x00"); msg != "密钥 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符" {
+		t.Errorf("NormalizeKey NUL: %q", msg)
+	}
+	long := strings.Repeat("错", 2000) // 6,000 bytes
+	got := CleanLastError("上游返回 401: " + long[:2048] + "\x00")
+	if !utf8.ValidString(got) || strings.ContainsRune(got, 0) || !strings.HasPrefix(got, "上游返回 401: 错") {
+		t.Errorf("CleanLastError kept bytes no column holds: %q", got)
+	}
+	if got := CleanLastError(long); len(got) > 4096 || !utf8.ValidString(got) {
+		t.Errorf("CleanLastError: %d bytes, valid %v", len(got), utf8.ValidString(got))
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/modelgate/modelgate/internal/textfield"
 )
 
 // MaxBodyBytes bounds every /api request body.
@@ -125,6 +127,19 @@ func QueryInt(r *http.Request, name string, def int64) (int64, error) {
 		return 0, Failf("参数 %s 必须是整数", name)
 	}
 	return n, nil
+}
+
+// QueryText reads an optional text query parameter, trimmed. A value no
+// column could hold or match (not UTF-8, a NUL or control character, more
+// than maxChars characters) is refused here, before it reaches a query:
+// PostgreSQL would fail the query on it (textfield).
+func QueryText(r *http.Request, name string, maxChars int) (string, error) {
+	v := strings.TrimSpace(r.URL.Query().Get(name))
+	f := textfield.Field{Label: "参数 " + name, MaxChars: maxChars}
+	if msg := f.Validate(v); msg != "" {
+		return "", Fail(msg)
+	}
+	return v, nil
 }
 
 // HandlerFunc is the one handler shape: it writes a success response itself

@@ -6,6 +6,8 @@ package pricing
 import (
 	"math"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/textfield"
 )
 
 // Billing types of a model price.
@@ -155,6 +157,12 @@ func ValidateDiscount(d float64) string {
 	return ""
 }
 
+// Text rules of the stored names (columns: store.ModelPrice, GroupPrice).
+var (
+	modelNameText = textfield.Field{Label: "模型名称", MaxChars: MaxModelNameLength}
+	groupNameText = textfield.Field{Label: "分组名称", MaxChars: 64}
+)
+
 // ValidateModelName checks the model name of a model price (required).
 func ValidateModelName(name string) string {
 	switch {
@@ -163,7 +171,7 @@ func ValidateModelName(name string) string {
 	case utf8.RuneCountInString(name) > MaxModelNameLength:
 		return MsgModelNameLength
 	}
-	return ""
+	return modelNameText.Validate(name)
 }
 
 // ValidateGroupName checks the group of a group price (required).
@@ -174,7 +182,7 @@ func ValidateGroupName(name string) string {
 	case utf8.RuneCountInString(name) > MaxGroupNameLength:
 		return MsgGroupNameLength
 	}
-	return ""
+	return groupNameText.Validate(name)
 }
 
 // ValidateGroupModel checks the model of a group price: empty is the
@@ -183,5 +191,5 @@ func ValidateGroupModel(name string) string {
 	if utf8.RuneCountInString(name) > MaxModelNameLength {
 		return MsgModelNameLength
 	}
-	return ""
+	return modelNameText.Validate(name)
 }

@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -122,13 +123,17 @@ func TestValidate(t *testing.T) {
 		{"discount Inf", ValidateDiscount(math.Inf(1)), MsgDiscountInvalid},
 		{"model empty", ValidateModelName(""), MsgModelNameEmpty},
 		{"model ok", ValidateModelName("gpt-4o"), ""},
-		{"model 191 runes", ValidateModelName(string(make([]rune, 191))), ""},
-		{"model too long", ValidateModelName(string(make([]rune, 192))), MsgModelNameLength},
+		{"model 191 runes", ValidateModelName(strings.Repeat("模", 191)), ""},
+		{"model too long", ValidateModelName(strings.Repeat("模", 192)), MsgModelNameLength},
+		{"model NUL", ValidateModelName("gpt\x00"), "模型名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
+		{"model newline", ValidateModelName("gpt\n4"), "模型名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
 		{"group empty", ValidateGroupName(""), MsgGroupNameEmpty},
 		{"group ok", ValidateGroupName("vip"), ""},
 		{"group too long", ValidateGroupName("abcdefghijklmnopqrstuvwxyz0123456"), MsgGroupNameLength},
 		{"group model empty", ValidateGroupModel(""), ""},
-		{"group model too long", ValidateGroupModel(string(make([]rune, 192))), MsgModelNameLength},
+		{"group model too long", ValidateGroupModel(strings.Repeat("模", 192)), MsgModelNameLength},
+		{"group NUL", ValidateGroupName("vip\x00"), "分组名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
+		{"group model NUL", ValidateGroupModel("\x00"), "模型名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)

@@ -7,6 +7,8 @@ import (
 	"crypto/rand"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/textfield"
 )
 
 // Statuses. A code is created unused; an admin may disable and re-enable it;
@@ -40,12 +42,19 @@ const (
 	MsgStatusInvalid = "兑换码状态只能设置为 1(启用)或 2(禁用)"
 )
 
-// ValidateName checks that name (already trimmed) has 1 to 20 characters.
+// Text rules of the stored fields (columns: store.Redemption).
+var (
+	nameText = textfield.Field{Label: "兑换码名称", MaxChars: 64}
+	keyText  = textfield.Field{Label: "兑换码", MaxChars: 64}
+)
+
+// ValidateName checks that name (already trimmed) has 1 to 20 characters
+// of text.
 func ValidateName(name string) string {
 	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLength {
 		return MsgNameLength
 	}
-	return ""
+	return nameText.Validate(name)
 }
 
 // ValidateQuota checks that a code credits something.
@@ -76,6 +85,10 @@ func ValidateSettableStatus(status int) string {
 // NormalizeKey trims the whitespace users paste around a key. Case is kept:
 // keys match exactly.
 func NormalizeKey(key string) string { return strings.TrimSpace(key) }
+
+// PlausibleKey reports whether key is text the code column could hold, so
+// looking it up is worth a query: one that is not cannot exist.
+func PlausibleKey(key string) bool { return keyText.Validate(key) == "" }
 
 // NewKey returns a fresh random key of KeyLength characters from
 // crypto/rand. Bytes at or above the largest multiple of the alphabet size

@@ -16,6 +16,7 @@ func TestValidateName(t *testing.T) {
 		{strings.Repeat("x", 21), MsgNameLength},
 		{strings.Repeat("码", 20), ""}, // characters, not bytes
 		{strings.Repeat("码", 21), MsgNameLength},
+		{"a\x00", "兑换码名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
 	}
 	for _, tt := range tests {
 		if got := ValidateName(tt.name); got != tt.want {

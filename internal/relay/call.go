@@ -13,6 +13,7 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/textfield"
 )
 
 // call is one relayed request from authentication to settlement.
@@ -75,15 +76,32 @@ func (c *call) recover() {
 	}
 }
 
-// requestID is the caller's X-Request-Id when it sent a sane one, else a
-// new random id.
+// Headers kept in the consume log (columns: store.Log). Both are cleaned,
+// never refused: a paid call is not failed over a label, and a value the
+// column cannot hold would fail the call's settlement on PostgreSQL and
+// MySQL instead (issue 6). An id is replaced rather than repaired, since a
+// different id would mislead whoever greps for it; a session key is kept
+// as far as it is usable (docs/api.md, Text input).
+var (
+	requestIDText  = textfield.Field{Label: "X-Request-Id", MaxChars: 64}
+	sessionKeyText = textfield.Field{Label: "X-Session-Key", MaxChars: 128}
+)
+
+// requestID is the caller's X-Request-Id when it sent one the log can keep
+// as it is, else a new random id.
 func requestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 {
+	if id := r.Header.Get("X-Request-Id"); id != "" && requestIDText.Validate(id) == "" {
 		return id
 	}
 	var b [12]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// sessionKey is the caller's X-Session-Key without invalid bytes and
+// control characters, cut at a character to its column's length.
+func sessionKey(r *http.Request) string {
+	return sessionKeyText.Clean(r.Header.Get("X-Session-Key"))
 }
 
 func (c *call) run() error {
@@ -251,7 +269,7 @@ func (c *call) consumeLog(cost int64) *store.Log {
 		ModelName: c.meta.model, Quota: cost, Content: content,
 		PromptTokens: c.usage.PromptTokens, CompletionTokens: c.usage.CompletionTokens, CachedTokens: c.usage.CachedTokens,
 		ChannelID: c.channel.ID, RequestID: c.requestID, ElapsedTime: time.Since(c.start).Milliseconds(),
-		IsStream: c.meta.stream, SessionKey: c.r.Header.Get("X-Session-Key"),
+		IsStream: c.meta.stream, SessionKey: sessionKey(c.r),
 	}
 }
 

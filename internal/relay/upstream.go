@@ -164,7 +164,8 @@ func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 // disable sets channel u to auto-disabled because the upstream refused its
 // key, with the failure as its last error, and returns the failure.
 func (c *call) disable(u *upstream, f *upstreamFailure) *upstreamFailure {
-	if err := c.rl.Store.AutoDisableChannel(context.WithoutCancel(c.r.Context()), u.ID, f.detail); err != nil {
+	reason := channel.CleanLastError(f.detail) // the detail is cut by bytes: maybe inside a character
+	if err := c.rl.Store.AutoDisableChannel(context.WithoutCancel(c.r.Context()), u.ID, reason); err != nil {
 		c.rl.Log.Error("auto-disable channel", "channel", u.ID, "err", err)
 	} else {
 		c.rl.Log.Warn("channel disabled automatically: upstream refused its key", "channel", u.ID, "status", f.status)

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/textfield"
 )
 
 // Validation messages.
@@ -27,12 +29,20 @@ const (
 	MaxSubnetLength    = 1024
 )
 
-// ValidateName checks a (trimmed) name: 1 to 50 characters.
+// Text rules of the stored fields (columns: store.Token): a model of the
+// allow list is one line; the list is a TEXT column.
+var (
+	nameText      = textfield.Field{Label: "令牌名称", MaxChars: 64}
+	modelText     = textfield.Field{Label: "模型名称", MaxChars: MaxModelNameLength}
+	modelListText = textfield.Field{Label: "模型列表", MaxBytes: textfield.TextColumnBytes}
+)
+
+// ValidateName checks a (trimmed) name: 1 to 50 characters of text.
 func ValidateName(name string) string {
 	if n := utf8.RuneCountInString(name); n < 1 || n > MaxNameLength {
 		return MsgNameLength
 	}
-	return ""
+	return nameText.Validate(name)
 }
 
 // ValidateExpiry allows NeverExpires or a time not before now.
@@ -65,10 +75,17 @@ func NormalizeModels(list string) (string, string) {
 		if utf8.RuneCountInString(m) > MaxModelNameLength {
 			return "", MsgModelNameLength
 		}
+		if msg := modelText.Validate(m); msg != "" {
+			return "", msg
+		}
 		seen[m] = true
 		out = append(out, m)
 	}
-	return strings.Join(out, ","), ""
+	joined := strings.Join(out, ",")
+	if msg := modelListText.Validate(joined); msg != "" {
+		return "", msg
+	}
+	return joined, ""
 }
 
 // ModelAllowed reports whether a normalized allow list admits model.

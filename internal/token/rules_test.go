@@ -1,6 +1,7 @@
 package token_test
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -70,6 +71,10 @@ func TestSubnetAllows(t *testing.T) {
 
 func TestNormalizeModels(t *testing.T) {
 	long := strings.Repeat("m", 191)
+	var many []string // 400 distinct models of 191 characters
+	for i := range 400 {
+		many = append(many, fmt.Sprintf("%03d%s", i, long[3:]))
+	}
 	tests := []struct {
 		in, want, msg string
 	}{
@@ -78,6 +83,9 @@ func TestNormalizeModels(t *testing.T) {
 		{long, long, ""},
 		{strings.Repeat("模", 191), strings.Repeat("模", 191), ""},
 		{"a," + long + "m", "", token.MsgModelNameLength},
+		{"gpt-4o,gpt\x00", "", "模型名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
+		{"gpt\t4o", "", "模型名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
+		{strings.Join(many, ","), "", "模型列表 不能超过 65535 字节"}, // a TEXT column on MySQL
 	}
 	for _, tt := range tests {
 		got, msg := token.NormalizeModels(tt.in)
@@ -100,6 +108,10 @@ func TestValidateName(t *testing.T) {
 		{strings.Repeat("n", 50), true},
 		{strings.Repeat("名", 50), true},
 		{strings.Repeat("n", 51), false},
+		{"k\x00", false},
+		{"k\x7f", false},
+		{"k\nk", false},
+		{"密钥-😀", true},
 	}
 	for _, tt := range tests {
 		if got := token.ValidateName(tt.name) == ""; got != tt.ok {

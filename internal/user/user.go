@@ -5,6 +5,8 @@ package user
 import (
 	"net/mail"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/textfield"
 )
 
 // Roles, as the spec's permission levels.
@@ -38,7 +40,17 @@ const (
 	MsgStatusInvalid     = "无效的用户状态"
 )
 
-// ValidateUsername checks the length rule: 3 to 20 characters, no spaces.
+// Text rules of the stored fields (columns: store.User). The rules above
+// are stricter on length; these keep out what no column can hold.
+var (
+	usernameText    = textfield.Field{Label: "用户名", MaxChars: 64}
+	displayNameText = textfield.Field{Label: "显示名称", MaxChars: 64}
+	emailText       = textfield.Field{Label: "邮箱", MaxChars: 128}
+	groupText       = textfield.Field{Label: "分组名称", MaxChars: 64}
+)
+
+// ValidateUsername checks the length rule: 3 to 20 characters, no spaces,
+// and text a column can hold.
 func ValidateUsername(name string) string {
 	n := utf8.RuneCountInString(name)
 	if n < 3 || n > 20 {
@@ -49,7 +61,14 @@ func ValidateUsername(name string) string {
 			return MsgUsernameLength
 		}
 	}
-	return ""
+	return usernameText.Validate(name)
+}
+
+// ValidateUsernameText checks only that name is text a username column can
+// hold: the check before looking up a username that may predate the length
+// rule (login, manage).
+func ValidateUsernameText(name string) string {
+	return usernameText.Validate(name)
 }
 
 // ValidateDisplayName allows empty (the username is shown) up to 20 characters.
@@ -57,7 +76,7 @@ func ValidateDisplayName(name string) string {
 	if utf8.RuneCountInString(name) > 20 {
 		return MsgDisplayNameLength
 	}
-	return ""
+	return displayNameText.Validate(name)
 }
 
 // ValidateEmail allows empty or one plain address.
@@ -69,7 +88,7 @@ func ValidateEmail(email string) string {
 	if err != nil || a.Address != email || len(email) > 128 {
 		return MsgEmailInvalid
 	}
-	return ""
+	return emailText.Validate(email)
 }
 
 // ValidateGroup checks a group name.
@@ -77,7 +96,7 @@ func ValidateGroup(g string) string {
 	if n := utf8.RuneCountInString(g); n < 1 || n > 32 {
 		return MsgGroupInvalid
 	}
-	return ""
+	return groupText.Validate(g)
 }
 
 // ValidRole reports whether r is one of the four roles.
