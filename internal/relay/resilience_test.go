@@ -175,6 +175,7 @@ func TestClientCancelEndsTheUpstreamRequest(t *testing.T) {
 			up := fakeupstream.New(t)
 			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
 			up.SetBehavior(fakeupstream.Behavior{Hang: true})
+			g.SetOption("StreamDrainSeconds", "1") // a stream's upstream outlives its client by this grace
 			body, _ := json.Marshal(map[string]any{"model": "gpt-test", "stream": stream, "messages": streamHi})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
