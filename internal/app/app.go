@@ -235,13 +235,23 @@ func (a *App) ensureRoot(ctx context.Context) error {
 	return nil
 }
 
-// Serve listens on the configured port until ctx ends, then shuts down:
-// in-flight requests get up to 30 s, pending log rows are flushed.
+// Serve listens on the configured port until ctx ends, then shuts down
+// (ServeListener).
 func (a *App) Serve(ctx context.Context) error {
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", a.cfg.Port))
 	if err != nil {
 		return err
 	}
+	return a.ServeListener(ctx, ln)
+}
+
+// ServeListener serves on ln until ctx ends, then shuts down: it stops
+// accepting, gives in-flight calls up to SHUTDOWN_TIMEOUT to finish, then
+// ends the streams still running (their upstream calls are cancelled, so
+// each settles for what was produced) and closes the remaining
+// connections. Close then waits for every settlement before the ledger
+// closes (docs/operations.md).
+func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	a.log.Info("modelgate listening", "addr", ln.Addr().String(), "version", Version,
 		"login", fmt.Sprintf("curl -X POST http://localhost:%d/api/user/login -d '{\"username\":\"root\",\"password\":\"<password>\"}'", a.cfg.Port))
@@ -252,14 +262,27 @@ func (a *App) Serve(ctx context.Context) error {
 		return err
 	case <-ctx.Done():
 	}
-	a.log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	a.log.Info("shutting down", "timeout", a.cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		a.log.Warn("shutdown", "err", err)
+	if err := srv.Shutdown(shutdownCtx); err == nil {
+		return nil
 	}
-	return nil
+	a.log.Warn("calls still running at the shutdown timeout: ending their upstream calls; each is billed for what was produced")
+	a.relay.EndStreams()
+	// Ended streams tell their clients and settle at once; a client that
+	// does not read its connection must not hold the stop up.
+	endCtx, cancelEnd := context.WithTimeout(context.Background(), endGrace)
+	defer cancelEnd()
+	if err := a.relay.Idle(endCtx); err != nil {
+		a.log.Warn("closing the connections of calls that did not end", "err", err)
+	}
+	return srv.Close()
 }
+
+// endGrace is how long ended calls get to tell their clients before the
+// connections are closed, and Close's bound for the last settlements.
+const endGrace = 5 * time.Second
 
 // FlushBilling waits until every settlement and batched log row queued so
 // far is committed (tests, and the moment before a planned stop).
@@ -272,9 +295,19 @@ func (a *App) FlushBilling(timeout time.Duration) error {
 	return errors.Join(a.ledger.Flush(ctx), a.logs.Flush(ctx))
 }
 
-// Close flushes pending writes and closes the database.
+// Close ends the calls still running (Serve already gave them
+// SHUTDOWN_TIMEOUT), waits until every call has queued its settlement,
+// then commits every settlement and log row and closes the database: no
+// call's charge is lost and no hold stays locked.
 func (a *App) Close() error {
 	a.stopBackground()
+	a.relay.EndStreams()
+	idleCtx, cancelIdle := context.WithTimeout(context.Background(), endGrace)
+	defer cancelIdle()
+	idleErr := a.relay.Idle(idleCtx)
+	if idleErr != nil {
+		idleErr = fmt.Errorf("calls still running at close, their settlements may be lost: %w", idleErr)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx))
@@ -287,5 +320,5 @@ func (a *App) Close() error {
 	if a.redis != nil {
 		redisErr = a.redis.Close()
 	}
-	return errors.Join(flushErr, redisErr, a.Store.Close())
+	return errors.Join(idleErr, flushErr, redisErr, a.Store.Close())
 }

@@ -36,6 +36,9 @@ type Config struct {
 	InitialRootPassword string
 	RootAccessToken     string
 	LogLevel            slog.Level
+	// ShutdownTimeout bounds how long a stop waits for in-flight calls
+	// (long streams) before it ends them; every call is settled either way.
+	ShutdownTimeout time.Duration
 	// PasswordCost is the bcrypt cost of new password hashes; 0 is the
 	// default (10). No variable sets it: only test harnesses lower it.
 	PasswordCost int
@@ -110,10 +113,13 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		RootAccessToken:     strings.TrimSpace(getenv("ROOT_ACCESS_TOKEN")),
 	}
 
+	c.ShutdownTimeout = durationVar("SHUTDOWN_TIMEOUT", 30*time.Second)
+
 	fs := flag.NewFlagSet("modelgate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.IntVar(&c.Port, "port", c.Port, "listen port (PORT)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory (DATA_DIR)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "wait for in-flight calls on stop (SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		bad("flags: %v", err)
 	}
@@ -122,6 +128,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		bad("PORT: %d is not a port number", c.Port)
+	}
+	if c.ShutdownTimeout <= 0 || c.ShutdownTimeout > maxShutdownTimeout {
+		bad("SHUTDOWN_TIMEOUT: %v is not between 0s (excluded) and %v", c.ShutdownTimeout, maxShutdownTimeout)
 	}
 	if c.SessionSecret == "" {
 		c.SessionSecret = rand.Text() + rand.Text()
@@ -180,6 +189,11 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	return c, nil
 }
+
+// maxShutdownTimeout bounds SHUTDOWN_TIMEOUT: a stop that waits longer
+// risks being killed by the supervisor (systemd, Kubernetes) before the
+// streams it ends are settled.
+const maxShutdownTimeout = time.Hour
 
 func orDefault(v, def string) string {
 	if v = strings.TrimSpace(v); v == "" {

@@ -19,6 +19,9 @@ func TestDefaults(t *testing.T) {
 	if !c.SessionSecretGenerated || len(c.SessionSecret) < 32 {
 		t.Fatal("no random session secret when SESSION_SECRET is unset")
 	}
+	if c.ShutdownTimeout != 30*time.Second {
+		t.Fatalf("shutdown timeout %v, want 30s", c.ShutdownTimeout)
+	}
 	if c.Cluster.Enabled || c.Cluster.PingInterval != 10*time.Second || c.Cluster.BatchSize != 50 || c.Cluster.MaxPingFailures != 3 {
 		t.Fatalf("cluster defaults = %+v", c.Cluster)
 	}
@@ -31,6 +34,14 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 	}
 	if c.Port != 4100 || c.SQLitePath != "/srv/mg/modelgate.db" {
 		t.Fatalf("port %d, sqlite %s", c.Port, c.SQLitePath)
+	}
+	c, err = Load(nil, env(map[string]string{"SHUTDOWN_TIMEOUT": "5s"}))
+	if err != nil || c.ShutdownTimeout != 5*time.Second {
+		t.Fatalf("SHUTDOWN_TIMEOUT=5s: %v %v", c.ShutdownTimeout, err)
+	}
+	c, err = Load([]string{"-shutdown-timeout", "2m"}, env(map[string]string{"SHUTDOWN_TIMEOUT": "5s"}))
+	if err != nil || c.ShutdownTimeout != 2*time.Minute {
+		t.Fatalf("-shutdown-timeout 2m: %v %v", c.ShutdownTimeout, err)
 	}
 }
 
@@ -56,6 +67,9 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 		{map[string]string{"PORT": "abc"}, []string{"PORT"}},
 		{map[string]string{"PORT": "70000", "LOG_LEVEL": "loud"}, []string{"PORT", "LOG_LEVEL"}},
 		{map[string]string{"SESSION_SECRET": "short"}, []string{"SESSION_SECRET"}},
+		{map[string]string{"SHUTDOWN_TIMEOUT": "30"}, []string{"SHUTDOWN_TIMEOUT"}},
+		{map[string]string{"SHUTDOWN_TIMEOUT": "0s"}, []string{"SHUTDOWN_TIMEOUT"}},
+		{map[string]string{"SHUTDOWN_TIMEOUT": "2h"}, []string{"SHUTDOWN_TIMEOUT"}},
 		{map[string]string{"INITIAL_ROOT_PASSWORD": "1234"}, []string{"INITIAL_ROOT_PASSWORD"}},
 		{map[string]string{"REDIS_CONN_STRING": "localhost:6379"}, []string{"REDIS_CONN_STRING"}},
 		{map[string]string{"CLUSTER_NODE_ID": "50"}, []string{"CLUSTER_NODE_ID", "CLUSTER_NODE_ADDRESS", "CLUSTER_SECRET"}},

@@ -33,6 +33,10 @@ const (
 	// (relay reserve()). A key name with "Token" in it would be hidden as a
 	// secret.
 	DefaultCompletionSize = "DefaultCompletionSize"
+	// StreamDrainSeconds is how long the relay keeps reading an upstream
+	// stream after its client left, for the usage the upstream reports at
+	// the end; 0 cancels the upstream at once (docs/relay.md).
+	StreamDrainSeconds = "StreamDrainSeconds"
 )
 
 // Snapshot is one consistent set of settings. It is never modified after it
@@ -45,6 +49,7 @@ type Snapshot struct {
 	ChannelCooldown  time.Duration
 	RelayMaxBody     int64 // bytes
 	DefaultMaxTokens int64
+	StreamDrain      time.Duration
 	raw              map[string]string
 }
 
@@ -79,6 +84,11 @@ var definitions = map[string]definition{
 	}},
 	DefaultCompletionSize: {"4096", func(s *Snapshot, v string) (err error) {
 		s.DefaultMaxTokens, err = parseRange(v, 1, 10_000_000)
+		return err
+	}},
+	StreamDrainSeconds: {"5", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 0, 300)
+		s.StreamDrain = time.Duration(n) * time.Second
 		return err
 	}},
 	SystemName: {"modelgate", func(s *Snapshot, v string) error {

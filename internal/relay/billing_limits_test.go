@@ -138,14 +138,16 @@ func TestBillingUpstreamFailureReleases(t *testing.T) {
 }
 
 // TestBillingClientDisconnectMidStream checks that a client leaving a
-// stream cancels the upstream call and is billed once, for what the
-// upstream produced, with nothing left held.
+// stream, with no grace for the upstream's usage (StreamDrainSeconds 0),
+// cancels the upstream call and is billed once, for what the upstream
+// produced, with nothing left held.
 func TestBillingClientDisconnectMidStream(t *testing.T) {
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	reply := "one two three four five six seven eight nine ten"
 	up.SetBehavior(fakeupstream.Behavior{Reply: reply, Chunks: 10, ChunkDelay: 500 * time.Millisecond})
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	g.SetOption("StreamDrainSeconds", "0")
 	before := g.Accounts()
 
 	body, _ := json.Marshal(chatBody("gpt-test", "count to ten", true))

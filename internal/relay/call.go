@@ -34,6 +34,8 @@ type call struct {
 	disc   float64
 	hold   billing.Hold
 
+	up *upstreamCall // the current attempt's upstream request
+
 	// set by the attempt that answered the client
 	channel   *upstream
 	usage     pricing.Usage
@@ -67,6 +69,7 @@ func (c *call) recover() {
 		return
 	}
 	c.rl.Log.Error("relay call panicked", "panic", p, "request_id", c.requestID, "stack", string(debug.Stack()))
+	c.endUpstream()
 	if c.hold.Amount > 0 && !c.settled {
 		c.channel = nil // bill nothing: the call did not complete
 		c.settle()
@@ -134,6 +137,7 @@ func (c *call) run() error {
 		return err
 	}
 	err = c.forward()
+	c.endUpstream()
 	c.settle()
 	return err
 }

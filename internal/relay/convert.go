@@ -198,6 +198,8 @@ type chunkSource interface {
 	// proper end; an error when the stream broke or reported an error.
 	next() (chunks []openai.ChatChunk, done bool, err error)
 	usage() openai.Usage
+	// final reports whether the upstream's final usage report came.
+	final() bool
 }
 
 func newChunkSource(d dialect, body io.Reader, model, id string) chunkSource {
@@ -213,8 +215,9 @@ func newChunkSource(d dialect, body io.Reader, model, id string) chunkSource {
 }
 
 type openaiSource struct {
-	rd *sse.Reader
-	u  openai.Usage
+	rd   *sse.Reader
+	u    openai.Usage
+	last bool // the usage chunk came
 }
 
 func (s *openaiSource) next() ([]openai.ChatChunk, bool, error) {
@@ -233,7 +236,7 @@ func (s *openaiSource) next() ([]openai.ChatChunk, bool, error) {
 		return nil, false, fmt.Errorf("invalid chunk: %w", err)
 	}
 	if chunk.Usage != nil {
-		s.u = *chunk.Usage
+		s.u, s.last = *chunk.Usage, true
 		if len(chunk.Choices) == 0 {
 			return nil, false, nil // the relay writes its own usage chunk
 		}
@@ -243,6 +246,7 @@ func (s *openaiSource) next() ([]openai.ChatChunk, bool, error) {
 }
 
 func (s *openaiSource) usage() openai.Usage { return s.u }
+func (s *openaiSource) final() bool         { return s.last }
 
 type anthropicSource struct {
 	rd *sse.Reader
@@ -265,6 +269,7 @@ func (s *anthropicSource) next() ([]openai.ChatChunk, bool, error) {
 }
 
 func (s *anthropicSource) usage() openai.Usage { return s.s.Usage() }
+func (s *anthropicSource) final() bool         { return s.s.Final() }
 
 type geminiSource struct {
 	rd *sse.Reader
@@ -284,3 +289,7 @@ func (s *geminiSource) next() ([]openai.ChatChunk, bool, error) {
 }
 
 func (s *geminiSource) usage() openai.Usage { return s.s.Usage() }
+
+// final is false until the stream ends: Gemini's totals are running ones,
+// exact only on the last event.
+func (s *geminiSource) final() bool { return false }

@@ -114,9 +114,13 @@ func (c *call) copyJSON(resp *http.Response) error {
 // streamOpenAI relays SSE event by event, flushing each. The usage chunk
 // the relay asked for on the client's behalf is not shown to a client that
 // did not ask for it. A broken upstream stream is reported in the stream
-// and never closed with [DONE].
+// and never closed with [DONE]. After the client leaves, the upstream is
+// read on (streamDrain) until its usage arrives or the grace ends; without
+// usage, everything the upstream sent is counted locally.
 func (c *call) streamOpenAI(resp *http.Response) error {
 	defer resp.Body.Close()
+	d := c.drainOnLeave()
+	defer d.end()
 	h := c.w.Header()
 	copyHeaders(h, resp.Header)
 	h.Set("Cache-Control", "no-cache")
@@ -135,16 +139,17 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 			break
 		}
 		if err != nil {
-			c.finishUnreported(found, &seen)
-			if c.r.Context().Err() != nil {
-				return nil // the client left; billed for what was produced
+			if !d.left() {
+				writeStreamError(c.w, c.streamBrokenMessage(err))
+				rc.Flush()
 			}
-			writeStreamError(c.w, "upstream stream broken: "+err.Error())
-			rc.Flush()
-			return nil
+			break
 		}
 		if usage, ok := usageFromEvent(c.ep.usage, ev); ok {
 			c.usage, found = usage, true
+			if d.left() {
+				break // the usage the grace waited for
+			}
 			if c.ep.usage == usageChat && !c.meta.includeUsage && isUsageOnlyChunk(ev.Data) {
 				continue
 			}
@@ -152,14 +157,26 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 			seen.Write(ev.Data)
 			seen.WriteByte('\n')
 		}
+		if d.left() {
+			continue
+		}
 		if err := sse.Write(c.w, ev.Name, ev.Data); err != nil {
-			c.finishUnreported(found, &seen)
-			return nil // the client left
+			d.leave()
+			continue
 		}
 		rc.Flush()
 	}
 	c.finishUnreported(found, &seen)
 	return nil
+}
+
+// streamBrokenMessage is what a client still connected is told when the
+// upstream stream broke, or was ended by a shutdown.
+func (c *call) streamBrokenMessage(err error) string {
+	if c.rl.ending() {
+		return "stream ended: the gateway is shutting down"
+	}
+	return "upstream stream broken: " + scrub(err.Error(), c.channel.Key)
 }
 
 // finishUnreported counts tokens locally when the stream carried no usage.

@@ -50,7 +50,10 @@ type Relay struct {
 	bodies  sync.Pool // *[]byte request buffers
 
 	inflight atomic.Int64 // calls being served
-	memory   memoryReturner
+	// stopping ends every upstream call when EndStreams cancels it.
+	stopping   context.Context
+	endStreams context.CancelFunc
+	memory     memoryReturner
 
 	cooldownMu sync.Mutex
 	cooldown   map[int64]time.Time // channel id → skipped until
@@ -80,6 +83,7 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 		catalog:  cat,
 		cooldown: map[int64]time.Time{},
 	}
+	rl.stopping, rl.endStreams = context.WithCancel(context.Background())
 	d.Store.OnCommit(rl.keys.changed)
 	d.Store.OnCommit(cat.changed)
 	go rl.tokens.Preload()

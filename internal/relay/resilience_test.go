@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
+	"github.com/modelgate/modelgate/internal/relay/tokencount"
 )
 
 // sseData returns the data of every event in an SSE body, in order.
@@ -44,6 +45,7 @@ func TestMidStreamFailureIsReportedAndBilled(t *testing.T) {
 		errMark string
 	}{
 		{"openai", 1, "/v1/chat/completions", map[string]any{"messages": streamHi}, "[DONE]", `{"error":`},
+		{"anthropic", 14, "/v1/messages", map[string]any{"messages": streamHi, "max_tokens": 100}, "message_stop", "event: error"},
 		{"anthropic to openai ingress", 14, "/v1/chat/completions", map[string]any{"messages": streamHi, "max_tokens": 100}, "[DONE]", `{"error":`},
 		{"gemini to openai ingress", 24, "/v1/chat/completions", map[string]any{"messages": streamHi}, "[DONE]", `{"error":`},
 		{"openai to messages ingress", 1, "/v1/messages", map[string]any{"messages": streamHi, "max_tokens": 100}, "message_stop", "event: error"},
@@ -55,7 +57,8 @@ func TestMidStreamFailureIsReportedAndBilled(t *testing.T) {
 			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.typ})
 			second := fakeupstream.New(t)
 			g.AddChannel(apptest.ChannelSpec{URL: second.URL, Type: tc.typ, Priority: -1})
-			up.Script(fakeupstream.Behavior{Reply: "one two three four five six", Chunks: 6, FailAfter: 2})
+			const reply = "one two three four five six"
+			up.Script(fakeupstream.Behavior{Reply: reply, Chunks: 6, FailAfter: 4})
 			before := g.Quota(g.UserID)
 			tc.body["model"], tc.body["stream"] = "gpt-test", true
 			r := e.Call(g.Key, "POST", tc.path, tc.body)
@@ -67,14 +70,32 @@ func TestMidStreamFailureIsReportedAndBilled(t *testing.T) {
 				t.Fatal("a started stream was retried on another channel")
 			}
 			logs := g.AllConsumeLogs()
-			if len(logs) != 1 || !logs[0].IsStream || logs[0].CompletionTokens == 0 || logs[0].Quota <= 0 {
+			if len(logs) != 1 || !logs[0].IsStream || logs[0].Quota <= 0 {
 				t.Fatalf("want one stream log billing the produced part, got %+v", logs)
+			}
+			// Billed the local count of what was produced (Anthropic's
+			// message_start reported 1 output token; Gemini's running
+			// total may be higher, and then stands), its input as reported.
+			var counter tokencount.Counter
+			produced := counter.Count("gpt-test", streamedPrefix(reply, 6, 4))
+			if l := logs[0]; l.CompletionTokens < produced || (tc.typ != 24 && l.CompletionTokens != produced) {
+				t.Fatalf("completion tokens %d, want the local count %d of %q", l.CompletionTokens, produced, streamedPrefix(reply, 6, 4))
+			}
+			if l := logs[0]; tc.typ != 1 && l.PromptTokens != fakeupstream.DefaultPromptTokens {
+				t.Fatalf("prompt tokens %d, want the %d the upstream reported first", l.PromptTokens, fakeupstream.DefaultPromptTokens)
 			}
 			if spent := before - g.Quota(g.UserID); spent != logs[0].Quota {
 				t.Fatalf("spent %d, logged %d", spent, logs[0].Quota)
 			}
 		})
 	}
+}
+
+// streamedPrefix is the text of the first n of the chunks pieces a
+// fakeupstream stream splits reply into.
+func streamedPrefix(reply string, chunks, n int) string {
+	runes := []rune(reply)
+	return string(runes[:n*len(runes)/chunks])
 }
 
 func TestLongSSEEventPassesIntact(t *testing.T) {
@@ -175,6 +196,7 @@ func TestClientCancelEndsTheUpstreamRequest(t *testing.T) {
 			up := fakeupstream.New(t)
 			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
 			up.SetBehavior(fakeupstream.Behavior{Hang: true})
+			g.SetOption("StreamDrainSeconds", "1") // a stream's upstream outlives its client by this grace
 			body, _ := json.Marshal(map[string]any{"model": "gpt-test", "stream": stream, "messages": streamHi})
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

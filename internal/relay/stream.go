@@ -28,9 +28,13 @@ func (c *call) attempt(u *upstream) error {
 
 // convertStream relays a converted stream chunk by chunk. On a proper end
 // the OpenAI ingress gets the usage chunk (when asked for) and [DONE]; a
-// broken stream gets an error event and no [DONE].
+// broken stream gets an error event and no [DONE]. After the client
+// leaves, the upstream is read on (streamDrain) until its final usage
+// arrives or the grace ends.
 func (c *call) convertStream(u *upstream, resp *http.Response) error {
 	defer resp.Body.Close()
+	d := c.drainOnLeave()
+	defer d.end()
 	src := newChunkSource(dialectOf(u.Type), resp.Body, c.meta.model, c.requestID)
 	h := c.w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -47,13 +51,15 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 		msgs = anthropic.NewMessagesStream(c.meta.model, "msg_"+c.requestID)
 	}
 	var failure error
+	finished := false
 	id, created := "chatcmpl-"+c.requestID, time.Now().Unix() // every chunk of a stream has the same
-	for {
+	for !finished {
 		chunks, done, err := src.next()
 		if err != nil {
 			failure = err
 			break
 		}
+		finished = done
 		for i := range chunks {
 			chunks[i].Model = c.meta.model
 			if chunks[i].ID != "" {
@@ -62,23 +68,29 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 			if text.Len() < maxFallbackText {
 				text.WriteString(chunkText(&chunks[i]))
 			}
+			if d.left() {
+				continue
+			}
 			if err := c.writeChunk(msgs, &chunks[i]); err != nil {
-				c.streamUsage(src.usage(), text.String())
-				return nil // the client left; billed for what was produced
+				d.leave()
 			}
 		}
-		rc.Flush()
-		if done {
-			break
+		if d.left() {
+			if src.final() {
+				break // the usage the grace waited for
+			}
+			continue
 		}
+		rc.Flush()
 	}
 	usage := src.usage()
-	c.streamUsage(usage, text.String())
+	c.streamUsage(usage, text.String(), finished || src.final())
+	if d.left() {
+		return nil
+	}
 	if failure != nil {
-		if c.r.Context().Err() == nil {
-			c.writeStreamFailure(failure)
-			rc.Flush()
-		}
+		c.writeStreamFailure(failure)
+		rc.Flush()
 		return nil
 	}
 	if msgs != nil {
@@ -118,7 +130,7 @@ func (c *call) writeChunk(msgs *anthropic.MessagesStream, chunk *openai.ChatChun
 // writeStreamFailure reports a broken upstream stream in the ingress
 // dialect's stream error shape.
 func (c *call) writeStreamFailure(err error) {
-	msg := "upstream stream broken: " + scrub(err.Error(), c.channel.Key)
+	msg := c.streamBrokenMessage(err)
 	if c.ep.ingress == dialectAnthropic {
 		b, _ := json.Marshal(anthropic.ErrorResponse{Type: "error", Error: anthropic.ErrorDetail{Type: "api_error", Message: msg}})
 		sse.Write(c.w, "error", b)
@@ -127,13 +139,23 @@ func (c *call) writeStreamFailure(err error) {
 	writeStreamError(c.w, msg)
 }
 
-// streamUsage takes the upstream's usage, or counts locally.
-func (c *call) streamUsage(u openai.Usage, text string) {
-	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
-		c.countLocally(text)
+// streamUsage takes the upstream's usage when its final report came, and
+// counts locally when none came. A stream that ended before its final
+// report (cut off, abandoned past the grace, ended by a shutdown) keeps the
+// input the upstream reported early (Anthropic's message_start) and bills
+// the output as the larger of the upstream's partial count and the local
+// count of everything it sent.
+func (c *call) streamUsage(u openai.Usage, text string, final bool) {
+	reported := u.PromptTokens != 0 || u.CompletionTokens != 0
+	if final && reported {
+		c.usage = pricing.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.Cached()}
 		return
 	}
-	c.usage = pricing.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.Cached()}
+	c.countLocally(text)
+	if reported {
+		c.usage.PromptTokens, c.usage.CachedTokens = u.PromptTokens, u.Cached()
+		c.usage.CompletionTokens = max(c.usage.CompletionTokens, u.CompletionTokens)
+	}
 }
 
 // passthroughAnthropic forwards an Anthropic Messages call to an Anthropic
@@ -162,7 +184,7 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 		if err != nil || json.Unmarshal(raw, &r) != nil {
 			return unreadableAnswer("invalid answer")
 		}
-		c.streamUsage(anthropic.UsageOf(&r), chatText(anthropic.ToChatResponse(&r, c.meta.model, 0)))
+		c.streamUsage(anthropic.UsageOf(&r), chatText(anthropic.ToChatResponse(&r, c.meta.model, 0)), true)
 		copyHeaders(c.w.Header(), resp.Header)
 		c.w.WriteHeader(http.StatusOK)
 		c.wrote = true
@@ -172,9 +194,13 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 	return c.streamAnthropic(resp)
 }
 
-// streamAnthropic relays Anthropic events verbatim, observing usage.
+// streamAnthropic relays Anthropic events verbatim, observing usage. After
+// the client leaves, the upstream is read on (streamDrain) until
+// message_delta brings the final usage or the grace ends.
 func (c *call) streamAnthropic(resp *http.Response) error {
 	defer resp.Body.Close()
+	d := c.drainOnLeave()
+	defer d.end()
 	copyHeaders(c.w.Header(), resp.Header)
 	c.w.Header().Set("Cache-Control", "no-cache")
 	c.w.WriteHeader(http.StatusOK)
@@ -187,7 +213,7 @@ func (c *call) streamAnthropic(resp *http.Response) error {
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			if err != io.EOF && c.r.Context().Err() == nil {
+			if err != io.EOF && !d.left() {
 				c.writeStreamFailure(err)
 				rc.Flush()
 			}
@@ -197,11 +223,18 @@ func (c *call) streamAnthropic(resp *http.Response) error {
 		if seen.Len() < maxFallbackText {
 			seen.WriteString(collectText(ev.Data, completionKeys))
 		}
+		if d.left() {
+			if obs.Final() {
+				break // the usage the grace waited for
+			}
+			continue
+		}
 		if err := sse.Write(c.w, ev.Name, ev.Data); err != nil {
-			break // the client left
+			d.leave()
+			continue
 		}
 		rc.Flush()
 	}
-	c.streamUsage(obs.Usage(), seen.String())
+	c.streamUsage(obs.Usage(), seen.String(), obs.Final())
 	return nil
 }

@@ -72,7 +72,7 @@ func joinURL(base, path string) string {
 // (never the caller's) and the client headers that matter to the dialect.
 // Hop-by-hop and identity headers of the client are not forwarded.
 func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentType string) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(c.r.Context(), http.MethodPost, url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(c.upstreamContext(), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +132,9 @@ func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 	if err != nil {
 		if c.r.Context().Err() != nil {
 			return nil, c.r.Context().Err() // the client left: nothing to retry for
+		}
+		if c.rl.ending() {
+			return nil, &upstreamFailure{detail: "the gateway is shutting down"} // no other channel either
 		}
 		return nil, &upstreamFailure{detail: scrub(err.Error(), u.Key), retry: true}
 	}

@@ -84,6 +84,9 @@ func messages(x *exchange) error {
 	if !x.b.OmitUsage {
 		delta["usage"] = obj{"output_tokens": x.b.CompletionTokens}
 	}
+	if err := x.sleep(x.b.UsageDelay); err != nil {
+		return err
+	}
 	if err := send(false, "message_delta", delta); err != nil {
 		return err
 	}

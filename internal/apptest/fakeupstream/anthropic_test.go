@@ -1,12 +1,15 @@
 package fakeupstream_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
+	"github.com/modelgate/modelgate/internal/relay/sse"
 )
 
 // Anthropic shapes the tests read; the relay's own types live in
@@ -194,5 +197,39 @@ func TestMessagesChecks(t *testing.T) {
 	}
 	if s.Count() != 4 {
 		t.Errorf("Count() = %d, want 4 (refused requests are recorded)", s.Count())
+	}
+}
+
+// UsageDelay holds back only the event with the final usage: OpenAI's
+// usage chunk, Anthropic's message_delta.
+func TestUsageDelay(t *testing.T) {
+	for _, c := range []call{
+		{path: "/v1/chat/completions", dialect: fakeupstream.OpenAI, body: chatStreamBody(true)},
+		{path: "/v1/messages", dialect: fakeupstream.Anthropic, body: messagesStreamBody()},
+	} {
+		s := fakeupstream.New(t)
+		s.SetBehavior(fakeupstream.Behavior{UsageDelay: 300 * time.Millisecond, CompletionTokens: 5000})
+		resp := send(t, s, c)
+		rd := sse.NewReader(resp.Body, 1<<20)
+		last := time.Now()
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				t.Fatalf("%s: stream ended without the usage event: %v", c.dialect, err)
+			}
+			gap := time.Since(last)
+			last = time.Now()
+			final := ev.Name == "message_delta" || (c.dialect == fakeupstream.OpenAI && bytes.Contains(ev.Data, []byte(`"usage":{`)))
+			if final != (gap >= 250*time.Millisecond) {
+				t.Fatalf("%s: event %q came %v after the previous one", c.dialect, ev.Data, gap)
+			}
+			if final {
+				if !bytes.Contains(ev.Data, []byte(`5000`)) {
+					t.Fatalf("%s: usage event %s", c.dialect, ev.Data)
+				}
+				break
+			}
+		}
+		resp.Body.Close()
 	}
 }

@@ -90,6 +90,10 @@ type Behavior struct {
 	Delay time.Duration
 	// ChunkDelay waits between stream events.
 	ChunkDelay time.Duration
+	// UsageDelay waits, in a stream, before the event with the final usage
+	// (OpenAI chat's usage chunk, Anthropic's message_delta), as a
+	// reasoning model reports its hidden work only at the end.
+	UsageDelay time.Duration
 	// FailAfter closes the connection abruptly after this many content
 	// deltas, without the stream's proper end ([DONE], message_stop, a
 	// finishReason); 0 never does.

@@ -101,6 +101,9 @@ func chatStream(x *exchange) error {
 	if withUsage {
 		last := chunk([]any{})
 		last["usage"] = x.openAIUsage()
+		if err := x.sleep(x.b.UsageDelay); err != nil {
+			return err
+		}
 		if err := st.send("", last); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ type ChatStream struct {
 	id       string
 	roleSent bool
 	done     bool
+	final    bool // message_delta reported the final output count
 	usage    Usage
 	tools    map[int]*streamedCall // by Anthropic content block index
 	nTools   int
@@ -187,6 +188,7 @@ func (s *ChatStream) addUsage(u *DeltaUsage) {
 		}
 	}
 	set(&s.usage.OutputTokens, u.OutputTokens)
+	s.final = s.final || u.OutputTokens != nil
 	set(&s.usage.InputTokens, u.InputTokens)
 	set(&s.usage.CacheReadInputTokens, u.CacheReadInputTokens)
 	set(&s.usage.CacheCreationInputTokens, u.CacheCreationInputTokens)
@@ -224,6 +226,13 @@ func (s *ChatStream) UsageChunk() openai.ChatChunk {
 	u := s.Usage()
 	c.Usage = &u
 	return c
+}
+
+// Final reports whether message_delta brought the final output count.
+// Before it, Usage holds message_start's report: the input and about one
+// output token, far below what a stream cut off later produced.
+func (s *ChatStream) Final() bool {
+	return s.final
 }
 
 // Done reports whether message_stop was seen; a stream that ends without it

@@ -159,6 +159,15 @@ func TestChatStreamTruncated(t *testing.T) {
 	if got := s.Usage(); got.PromptTokens != want.PromptTokens || got.TotalTokens != want.TotalTokens || got.Cached() != 5 || s.Done() {
 		t.Errorf("usage %+v done %v, want %+v not done", got, s.Done(), want)
 	}
+	// message_start's output count is not final: the relay counts a cut
+	// stream's output locally.
+	if s.Final() {
+		t.Error("final usage before message_delta")
+	}
+	delta := `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":42}}`
+	if err := s.Observe(sse.Event{Name: EventMessageDelta, Data: []byte(delta)}); err != nil || !s.Final() || s.Usage().CompletionTokens != 42 {
+		t.Errorf("after message_delta: final %v usage %+v err %v", s.Final(), s.Usage(), err)
+	}
 }
 
 func TestMessagesStreamUsage(t *testing.T) {

@@ -151,3 +151,63 @@ func TestEarlyCloseDiscardsConnection(t *testing.T) {
 		t.Fatalf("connections %d, want 3: a half-read one must not be reused", n)
 	}
 }
+
+// The relay reads an abandoned stream on a context detached from its
+// client's: the client's cancel must not end it, a stream read to its end
+// gives its connection back even when the detached context is cancelled
+// afterwards, and a cancel mid-stream (the grace ran out) closes it.
+func TestDetachedContextStream(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			fmt.Fprintf(w, "data: %d\n\n", i)
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+		if r.URL.Path == "/hang" {
+			<-r.Context().Done()
+		}
+	})
+	tr := New(nil)
+	detached := func() (context.Context, context.CancelFunc) {
+		client, leave := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(context.WithoutCancel(client))
+		leave() // the client is gone at once
+		return ctx, cancel
+	}
+	for range 2 {
+		ctx, cancel := detached()
+		resp, err := post(t, tr, ctx, srv.URL+"/end", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		if err != nil || !bytes.Contains(got, []byte("data: 2")) {
+			t.Fatalf("detached stream read %q, %v", got, err)
+		}
+		resp.Body.Close()
+		cancel()
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("two detached streams read to the end used %d connections, want 1", n)
+	}
+	ctx, cancel := detached()
+	resp, err := post(t, tr, ctx, srv.URL+"/hang", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if got, err := io.ReadAll(resp.Body); err == nil || !bytes.Contains(got, []byte("data: 2")) {
+		t.Fatalf("cancelled detached stream: read %q, err %v; want all events then an error", got, err)
+	}
+	resp.Body.Close()
+	if resp, err := post(t, tr, context.Background(), srv.URL+"/end", ""); err != nil {
+		t.Fatal(err)
+	} else {
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if n := conns.Load(); n != 2 {
+		t.Fatalf("connections %d, want 2: the cancelled one must not be reused", n)
+	}
+}

@@ -1,0 +1,113 @@
+package relay
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// upstreamCall is the lifetime of one upstream request. Its context is
+// detached from the client's: the client leaving cancels it only until a
+// stream starts (follow), after which the stream's drain decides; the
+// relay's EndStreams cancels it at any time (shutdown).
+type upstreamCall struct {
+	cancel   context.CancelFunc
+	follow   func() bool // stops cancelling when the client leaves
+	shutdown func() bool
+}
+
+// upstreamContext starts the context of an attempt's upstream request,
+// ending the previous attempt's.
+func (c *call) upstreamContext() context.Context {
+	c.endUpstream()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(c.r.Context()))
+	c.up = &upstreamCall{
+		cancel:   cancel,
+		follow:   context.AfterFunc(c.r.Context(), cancel),
+		shutdown: context.AfterFunc(c.rl.stopping, cancel),
+	}
+	return ctx
+}
+
+// endUpstream cancels the current upstream request, if any; an answer read
+// to its end has already given its connection back.
+func (c *call) endUpstream() {
+	if c.up == nil {
+		return
+	}
+	c.up.follow()
+	c.up.shutdown()
+	c.up.cancel()
+	c.up = nil
+}
+
+// streamDrain keeps an upstream stream going after its client left, for
+// the usage the upstream reports at its end (a reasoning model's hidden
+// tokens, often most of the cost), and cancels it when the grace (the
+// StreamDrainSeconds option) runs out. The stream loop stops writing once
+// left reports true.
+type streamDrain struct {
+	grace  time.Duration
+	cancel context.CancelFunc
+	watch  func() bool
+
+	mu    sync.Mutex
+	gone  bool
+	timer *time.Timer
+}
+
+// drainOnLeave detaches the upstream stream from the client: from now on
+// the client leaving starts the grace instead of cancelling at once. Call
+// end when the stream loop is done.
+func (c *call) drainOnLeave() *streamDrain {
+	d := &streamDrain{grace: c.rl.Options.Current().StreamDrain, cancel: c.up.cancel}
+	if !c.up.follow() {
+		d.gone = true // the client left before the stream began: already cancelled
+		return d
+	}
+	d.watch = context.AfterFunc(c.r.Context(), d.leave)
+	return d
+}
+
+// leave records that the client is gone (its context ended, or a write to
+// it failed) and starts the grace.
+func (d *streamDrain) leave() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.gone {
+		return
+	}
+	d.gone = true
+	if d.grace <= 0 {
+		d.cancel()
+		return
+	}
+	d.timer = time.AfterFunc(d.grace, d.cancel)
+}
+
+// left reports whether the client is gone.
+func (d *streamDrain) left() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.gone
+}
+
+func (d *streamDrain) end() {
+	if d.watch != nil {
+		d.watch()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+}
+
+// EndStreams cancels every upstream call in flight, and any started later:
+// the last step of a shutdown, once calls had their time to finish. Each
+// call then ends its stream and settles for what its upstream produced
+// (docs/operations.md).
+func (rl *Relay) EndStreams() { rl.endStreams() }
+
+// ending reports whether EndStreams was called.
+func (rl *Relay) ending() bool { return rl.stopping.Err() != nil }
