@@ -221,6 +221,8 @@ func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return httpx.Fail(MsgRedeemKeyInvalid)
+	case errors.Is(err, store.ErrBalanceLimit):
+		return httpx.Fail(MsgBalanceLimit)
 	case errors.Is(err, store.ErrConflict) && code.Status == redemption.StatusDisabled:
 		return httpx.Fail(MsgRedeemKeyDisabled)
 	case errors.Is(err, store.ErrConflict):
