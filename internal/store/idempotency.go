@@ -58,14 +58,7 @@ func (s *Store) RunIdempotent(ctx context.Context, k IdempotencyKey, fn func(tx 
 		return ans, ok, err
 	}
 	err = s.InTx(ctx, func(tx *Tx) error {
-		now := time.Now()
-		// A key past its window may be reused though the prune has not run.
-		err := tx.db.Where("caller_id = ? AND route = ? AND idem_key = ? AND created_at < ?",
-			k.CallerID, k.Route, k.Key, now.Add(-IdempotencyWindow).Unix()).Delete(&idempotencyRecord{}).Error
-		if err != nil {
-			return err
-		}
-		row := idempotencyRecord{CallerID: k.CallerID, Route: k.Route, IdemKey: k.Key, RequestHash: k.RequestHash, CreatedAt: now.Unix()}
+		row := idempotencyRecord{CallerID: k.CallerID, Route: k.Route, IdemKey: k.Key, RequestHash: k.RequestHash, CreatedAt: time.Now().Unix()}
 		if err := tx.db.Create(&row).Error; err != nil {
 			if isUniqueViolation(err) {
 				return errKeyTaken
@@ -89,13 +82,24 @@ func (s *Store) RunIdempotent(ctx context.Context, k IdempotencyKey, fn func(tx 
 	return ans, false, err
 }
 
-// storedAnswer returns the answer recorded for k within the window.
+// storedAnswer returns the answer recorded for k within the window. A key
+// past its window (the prune has not run yet) is deleted, so it can be used
+// again. That is a statement of its own, not part of the credit's
+// transaction: on MySQL a DELETE that matches nothing takes a gap lock,
+// which would make concurrent inserts of other keys deadlock.
 func (s *Store) storedAnswer(ctx context.Context, k IdempotencyKey) (Answer, bool, error) {
 	var rows []idempotencyRecord
-	err := s.read(ctx).Where("caller_id = ? AND route = ? AND idem_key = ? AND created_at >= ?",
-		k.CallerID, k.Route, k.Key, time.Now().Add(-IdempotencyWindow).Unix()).Limit(1).Find(&rows).Error
+	err := s.read(ctx).Where("caller_id = ? AND route = ? AND idem_key = ?", k.CallerID, k.Route, k.Key).
+		Limit(1).Find(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return Answer{}, false, wrap("read idempotency key", err)
+	}
+	if cutoff := time.Now().Add(-IdempotencyWindow).Unix(); rows[0].CreatedAt < cutoff {
+		err := s.write(ctx, "expire idempotency key", func(tx *Tx) error {
+			return tx.db.Where("caller_id = ? AND route = ? AND idem_key = ? AND created_at < ?",
+				k.CallerID, k.Route, k.Key, cutoff).Delete(&idempotencyRecord{}).Error
+		})
+		return Answer{}, false, err
 	}
 	if rows[0].RequestHash != k.RequestHash {
 		return Answer{}, false, ErrIdempotencyMismatch
