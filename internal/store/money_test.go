@@ -146,3 +146,53 @@ func TestRunIdempotentOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenClampsBadMoneyRows: rows written before the limits, with values
+// beyond them (a REAL on SQLite after an overflow), are brought back within
+// the limits when the store opens, so every read of them works again.
+func TestOpenClampsBadMoneyRows(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db database) {
+		ctx := context.Background()
+		s := db.open(t, 0)
+		u := newUser("bad")
+		if err := s.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		c := store.Channel{Type: 1, Name: "c", Models: "m", Groups: "default", Status: 1}
+		if err := s.CreateChannel(ctx, &c); err != nil {
+			t.Fatal(err)
+		}
+		overflowed := "9000000000000000000"
+		if db.dsn == "" {
+			overflowed = "1.8e19" // what SQLite stores when an integer sum overflows
+		}
+		for _, q := range []string{
+			"UPDATE users SET quota = 9000000000000000000, used_quota = " + overflowed + " WHERE id = ?",
+			"UPDATE channels SET used_quota = " + overflowed + " WHERE id = ?",
+		} {
+			id := u.ID
+			if q[7] == 'c' {
+				id = c.ID
+			}
+			if err := store.ExecForTest(s, q, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		s = db.open(t, 0)
+		gotU, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotC, err := s.ChannelByID(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.RoutingData(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if gotU.Quota != pricing.MaxBalance || gotU.UsedQuota != pricing.MaxCounter || gotC.UsedQuota != pricing.MaxCounter {
+			t.Fatalf("after reopening: user %d/%d, channel %d", gotU.Quota, gotU.UsedQuota, gotC.UsedQuota)
+		}
+	})
+}
