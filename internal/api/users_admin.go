@@ -402,16 +402,17 @@ func (s *Server) adminTopup(w http.ResponseWriter, r *http.Request) error {
 	}
 	log := &store.Log{UserID: target.ID, Username: target.Username, Group: target.Group, Type: store.LogTopup, Quota: req.Quota, Content: content}
 	if key.Key == "" {
-		return s.topupResult(s.Store.AddUserQuota(r.Context(), target.ID, req.Quota, log), func() error {
-			return httpx.OKMessage(w, "")
-		})
+		if err := topupError(s.Store.AddUserQuota(r.Context(), target.ID, req.Quota, log)); err != nil {
+			return err
+		}
+		return httpx.OKMessage(w, "")
 	}
 	return s.runIdempotent(w, r, key, func(tx *store.Tx) (store.Answer, error) {
 		err := tx.AddUserQuota(target.ID, req.Quota)
 		if err == nil {
 			err = tx.InsertLogs([]store.Log{*log})
 		}
-		return okAnswer(""), s.topupResult(err, func() error { return nil })
+		return okAnswer(""), topupError(err)
 	})
 }
 
@@ -428,11 +429,10 @@ func (s *Server) topupTarget(r *http.Request, id int64) (store.User, error) {
 	return u, err
 }
 
-// topupResult turns the store's answer to a top-up into the client's.
-func (s *Server) topupResult(err error, ok func() error) error {
+// topupError turns the store's refusal of a top-up into the client's
+// message; nil stays nil.
+func topupError(err error) error {
 	switch {
-	case err == nil:
-		return ok()
 	case errors.Is(err, store.ErrConflict):
 		return httpx.Fail(MsgQuotaBelowBalance)
 	case errors.Is(err, store.ErrBalanceLimit):
