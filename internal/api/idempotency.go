@@ -40,10 +40,10 @@ func idempotencyKey(r *http.Request, route string, req any) (store.IdempotencyKe
 	return store.IdempotencyKey{CallerID: caller(r).ID, Route: route, Key: key, RequestHash: hex.EncodeToString(sum[:])}, nil
 }
 
-// okAnswer is the success envelope as httpx.OKMessage writes it, for
-// storing with an idempotency key.
-func okAnswer(msg string) store.Answer {
-	body, _ := json.Marshal(httpx.Envelope{Success: true, Message: msg})
+// okAnswer is the success envelope as httpx.OK and httpx.OKMessage write
+// it, for storing with an idempotency key.
+func okAnswer(msg string, data any) store.Answer {
+	body, _ := json.Marshal(httpx.Envelope{Success: true, Message: msg, Data: data})
 	return store.Answer{Status: http.StatusOK, Body: append(body, '\n')}
 }
 

@@ -260,3 +260,27 @@ func TestAdminTopupRoles(t *testing.T) {
 		}
 	}
 }
+
+// TestRedeemIdempotent: a redemption retried with its Idempotency-Key gets
+// the first answer (the credited quota) rather than "already used", and
+// credits once; without the key the retry is "already used" as before.
+func TestRedeemIdempotent(t *testing.T) {
+	e := apptest.New(t)
+	root := e.Root()
+	user, id := e.NewUser("yuri", 1)
+	key := createCodes(t, root, "retry", 300, 1)[0]
+	user.Header.Set("Idempotency-Key", "redeem-1")
+	first := user.OK("POST", "/api/user/topup", map[string]string{"key": key})
+	again := user.OK("POST", "/api/user/topup", map[string]string{"key": key})
+	if !bytes.Equal(first.Raw, again.Raw) || again.Header.Get("Idempotent-Replayed") != "true" || string(first.Data) != "300" {
+		t.Fatalf("first %s, retry %s", first.Raw, again.Raw)
+	}
+	if q := userInfo(t, root, id).Quota; q != 300 || topupLogs(t, e, id) != 1 {
+		t.Fatalf("balance %d, %d logs", q, topupLogs(t, e, id))
+	}
+	user.Header.Set("Idempotency-Key", "redeem-2")
+	user.Fail("POST", "/api/user/topup", map[string]string{"key": key}, http.StatusOK, api.MsgRedeemKeyUsed)
+	user.Fail("POST", "/api/user/topup", map[string]string{"key": "NOSUCHCODE"}, http.StatusOK, api.MsgRedeemKeyInvalid)
+	user.Header.Del("Idempotency-Key")
+	user.Fail("POST", "/api/user/topup", map[string]string{"key": key}, http.StatusOK, api.MsgRedeemKeyUsed)
+}

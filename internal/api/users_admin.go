@@ -412,7 +412,7 @@ func (s *Server) adminTopup(w http.ResponseWriter, r *http.Request) error {
 		if err == nil {
 			err = tx.InsertLogs([]store.Log{*log})
 		}
-		return okAnswer(""), topupError(err)
+		return okAnswer("", nil), topupError(err)
 	})
 }
 
