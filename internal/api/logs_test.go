@@ -267,7 +267,7 @@ func TestAdminActionsWriteLogs(t *testing.T) {
 	carol, carolID := e.NewUser("carol", 1)
 	before := time.Now().Unix()
 	root.OK("POST", "/api/topup", map[string]any{"user_id": carolID, "quota": 500, "remark": "gift"})
-	root.OK("PUT", "/api/user/", map[string]any{"id": carolID, "quota": 800})
+	root.OK("PUT", "/api/user/", map[string]any{"id": carolID, "quota": 800, "quota_before": 500})
 	// An update that leaves the quota alone writes nothing.
 	root.OK("PUT", "/api/user/", map[string]any{"id": carolID, "display_name": "Carol"})
 

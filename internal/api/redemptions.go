@@ -204,18 +204,23 @@ type redeemRequest struct {
 
 // redeemCode credits a code to the caller's balance; data is the credited
 // quota. The store makes it one transaction, so a code credits once however
-// many requests race for it.
+// many requests race for it. With an Idempotency-Key header a retry gets the
+// first answer (the credited quota) instead of "already used".
 func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) error {
 	var req redeemRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err
 	}
-	key := redemption.NormalizeKey(req.Key)
-	if key == "" {
+	req.Key = redemption.NormalizeKey(req.Key)
+	if req.Key == "" {
 		return httpx.Fail(MsgRedeemKeyEmpty)
 	}
-	if !redemption.PlausibleKey(key) {
+	if !redemption.PlausibleKey(req.Key) {
 		return httpx.Fail(MsgRedeemKeyInvalid)
+	}
+	ik, err := idempotencyKey(r, "POST /api/user/topup", req)
+	if err != nil {
+		return err
 	}
 	me := caller(r)
 	logFor := func(code store.Redemption) store.Log {
@@ -224,16 +229,31 @@ func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) error {
 			Content: fmt.Sprintf("通过兑换码充值 %d 额度,兑换码 ID %d", code.Quota, code.ID),
 		}
 	}
-	code, err := s.Store.Redeem(r.Context(), key, me.ID, logFor)
+	if ik.Key != "" {
+		return s.runIdempotent(w, r, ik, func(tx *store.Tx) (store.Answer, error) {
+			code, err := tx.Redeem(req.Key, me.ID, logFor)
+			return okAnswer("", code.Quota), redeemError(code, err)
+		})
+	}
+	code, err := s.Store.Redeem(r.Context(), req.Key, me.ID, logFor)
+	if err := redeemError(code, err); err != nil {
+		return err
+	}
+	return httpx.OK(w, code.Quota)
+}
+
+// redeemError turns the store's refusal of a redemption into the client's
+// message; nil stays nil.
+func redeemError(code store.Redemption, err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return httpx.Fail(MsgRedeemKeyInvalid)
+	case errors.Is(err, store.ErrBalanceLimit):
+		return httpx.Fail(MsgBalanceLimit)
 	case errors.Is(err, store.ErrConflict) && code.Status == redemption.StatusDisabled:
 		return httpx.Fail(MsgRedeemKeyDisabled)
 	case errors.Is(err, store.ErrConflict):
 		return httpx.Fail(MsgRedeemKeyUsed)
-	case err != nil:
-		return err
 	}
-	return httpx.OK(w, code.Quota)
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
 )
@@ -19,6 +20,10 @@ const (
 	MsgQuotaZero         = "额度必须是非零整数"
 	MsgQuotaBelowBalance = "扣减额度超过用户当前余额"
 	MsgIDRequired        = "ID不能为空"
+	MsgQuotaTooLarge     = "单次充值或扣减的额度不能超过 1000000000000000"
+	MsgBalanceLimit      = "充值后余额将超过上限 1000000000000000"
+	MsgQuotaRange        = "额度必须在 0 到 1000000000000000 之间"
+	MsgBalanceMoved      = "用户余额在读取后已变化,请刷新后重试,或使用 POST /api/topup 调整余额"
 )
 
 // Page size of list endpoints: 10 by default, page_size up to 100.
@@ -141,8 +146,8 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err := checkGrantableRole(caller(r), role); err != nil {
 		return err
 	}
-	if req.Quota < 0 {
-		return httpx.Fail("额度不能为负数")
+	if req.Quota < 0 || req.Quota > pricing.MaxBalance {
+		return httpx.Fail(MsgQuotaRange)
 	}
 	u := store.User{
 		Username: req.Username, DisplayName: req.DisplayName, Email: req.Email,
@@ -174,11 +179,17 @@ type updateUserRequest struct {
 	Role        *int    `json:"role"`
 	Status      *int    `json:"status"`
 	Quota       *int64  `json:"quota"`
+	QuotaBefore *int64  `json:"quota_before"`
 	Group       *string `json:"group"`
 }
 
 // updateUser changes any field of a user the caller outranks. An empty or
-// absent password leaves it unchanged; a quota change writes an admin log.
+// absent password leaves it unchanged. The balance changes only as a delta:
+// quota is applied when quota_before (the balance the admin read) is sent too,
+// as quota − quota_before, and refused when the balance has moved since; a
+// quota without quota_before is ignored, so a form sent back unchanged cannot
+// wipe charges or holds made since it was read. A quota change writes an
+// admin log.
 func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	var req updateUserRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
@@ -197,17 +208,22 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	}
 	me := caller(r)
 	audit := func(before store.User) *store.Log {
-		if patch.Quota == nil || *patch.Quota == before.Quota {
+		if patch.Quota == nil || patch.Quota.After == patch.Quota.Before {
 			return nil
 		}
 		return &store.Log{
 			UserID: before.ID, Username: before.Username, Type: store.LogAdmin, Group: before.Group,
-			Content: fmt.Sprintf("管理员 %s 将用户额度从 %d 修改为 %d", me.Username, before.Quota, *patch.Quota),
+			Content: fmt.Sprintf("管理员 %s 将用户额度从 %d 修改为 %d", me.Username, patch.Quota.Before, patch.Quota.After),
 		}
 	}
 	err = s.Store.UpdateUser(r.Context(), target.ID, patch, audit)
-	if errors.Is(err, store.ErrDuplicate) {
+	switch {
+	case errors.Is(err, store.ErrDuplicate):
 		return httpx.Fail(MsgUsernameTaken)
+	case errors.Is(err, store.ErrBalanceMoved):
+		return httpx.Fail(MsgBalanceMoved)
+	case errors.Is(err, store.ErrBalanceLimit):
+		return httpx.Fail(MsgQuotaRange)
 	}
 	if err != nil {
 		return err
@@ -221,7 +237,10 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 
 // userPatch validates an admin update into a store patch.
 func (s *Server) userPatch(me *store.User, req *updateUserRequest) (store.UserPatch, error) {
-	p := store.UserPatch{Email: req.Email, Role: req.Role, Status: req.Status, Quota: req.Quota, Group: req.Group}
+	p := store.UserPatch{Email: req.Email, Role: req.Role, Status: req.Status, Group: req.Group}
+	if req.Quota != nil && req.QuotaBefore != nil {
+		p.Quota = &store.QuotaChange{Before: *req.QuotaBefore, After: *req.Quota}
+	}
 	var problems []string
 	if req.Username != nil {
 		name := strings.TrimSpace(*req.Username)
@@ -242,8 +261,8 @@ func (s *Server) userPatch(me *store.User, req *updateUserRequest) (store.UserPa
 	if req.Status != nil && !user.ValidStatus(*req.Status) {
 		problems = append(problems, user.MsgStatusInvalid)
 	}
-	if req.Quota != nil && *req.Quota < 0 {
-		problems = append(problems, "额度不能为负数")
+	if p.Quota != nil && (p.Quota.After < 0 || p.Quota.After > pricing.MaxBalance) {
+		problems = append(problems, MsgQuotaRange)
 	}
 	if msg := firstProblem(problems...); msg != "" {
 		return p, httpx.Fail(msg)
@@ -358,7 +377,10 @@ type adminTopupRequest struct {
 }
 
 // adminTopup credits (or, with a negative quota, deducts) a balance in one
-// atomic statement and writes a top-up log in the same transaction.
+// atomic statement and writes a top-up log in the same transaction. Root may
+// top up anyone, itself included; an admin only users it manages (a lower
+// role, so never itself, another admin or root). With an Idempotency-Key
+// header a retry within 24 hours gets the first answer and credits nothing.
 func (s *Server) adminTopup(w http.ResponseWriter, r *http.Request) error {
 	var req adminTopupRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
@@ -370,14 +392,18 @@ func (s *Server) adminTopup(w http.ResponseWriter, r *http.Request) error {
 	if req.Quota == 0 {
 		return httpx.Fail(MsgQuotaZero)
 	}
+	if req.Quota > pricing.MaxBalance || req.Quota < -pricing.MaxBalance {
+		return httpx.Fail(MsgQuotaTooLarge)
+	}
 	req.Remark = strings.TrimSpace(req.Remark)
 	if msg := remarkText.Validate(req.Remark); msg != "" {
 		return httpx.Fail(msg)
 	}
-	target, err := s.Store.UserByID(r.Context(), req.UserID)
-	if errors.Is(err, store.ErrNotFound) {
-		return httpx.Fail(MsgUserNotFound)
+	key, err := idempotencyKey(r, "POST /api/topup", req)
+	if err != nil {
+		return err
 	}
+	target, err := s.topupTarget(r, req.UserID)
 	if err != nil {
 		return err
 	}
@@ -386,12 +412,42 @@ func (s *Server) adminTopup(w http.ResponseWriter, r *http.Request) error {
 		content += ",备注: " + req.Remark
 	}
 	log := &store.Log{UserID: target.ID, Username: target.Username, Group: target.Group, Type: store.LogTopup, Quota: req.Quota, Content: content}
-	err = s.Store.AddUserQuota(r.Context(), target.ID, req.Quota, log)
-	if errors.Is(err, store.ErrConflict) {
+	if key.Key == "" {
+		if err := topupError(s.Store.AddUserQuota(r.Context(), target.ID, req.Quota, log)); err != nil {
+			return err
+		}
+		return httpx.OKMessage(w, "")
+	}
+	return s.runIdempotent(w, r, key, func(tx *store.Tx) (store.Answer, error) {
+		err := tx.AddUserQuota(target.ID, req.Quota)
+		if err == nil {
+			err = tx.InsertLogs([]store.Log{*log})
+		}
+		return okAnswer("", nil), topupError(err)
+	})
+}
+
+// topupTarget loads the user of an admin top-up and checks the caller may
+// credit it: root anyone, an admin users of a lower role only.
+func (s *Server) topupTarget(r *http.Request, id int64) (store.User, error) {
+	if caller(r).Role < user.RoleRoot {
+		return s.managedUser(r, id)
+	}
+	u, err := s.Store.UserByID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return u, httpx.Fail(MsgUserNotFound)
+	}
+	return u, err
+}
+
+// topupError turns the store's refusal of a top-up into the client's
+// message; nil stays nil.
+func topupError(err error) error {
+	switch {
+	case errors.Is(err, store.ErrConflict):
 		return httpx.Fail(MsgQuotaBelowBalance)
+	case errors.Is(err, store.ErrBalanceLimit):
+		return httpx.Fail(MsgBalanceLimit)
 	}
-	if err != nil {
-		return err
-	}
-	return httpx.OKMessage(w, "")
+	return err
 }

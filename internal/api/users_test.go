@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -218,7 +219,7 @@ func TestAdminUserCRUD(t *testing.T) {
 	root.Fail("POST", "/api/user/", map[string]any{"username": "gina", "password": "password-1"}, http.StatusOK, api.MsgUsernameTaken)
 
 	// An absent or empty password leaves the password unchanged.
-	root.OK("PUT", "/api/user/", map[string]any{"id": u.ID, "quota": 42, "group": "svip", "password": ""}).Decode(t, &u)
+	root.OK("PUT", "/api/user/", map[string]any{"id": u.ID, "quota": 42, "quota_before": 500, "group": "svip", "password": ""}).Decode(t, &u)
 	if u.Quota != 42 || u.Group != "svip" {
 		t.Fatalf("updated = %+v", u)
 	}
@@ -254,15 +255,19 @@ func TestAdminUserCRUD(t *testing.T) {
 	e.Client().Fail("POST", "/api/user/login", map[string]string{"username": "gina", "password": "password-1"}, http.StatusOK, api.MsgUserBanned)
 }
 
+// TestAdminTopupConcurrent: 100 parallel top-ups, each with its own
+// Idempotency-Key, are 100 credits, none lost.
 func TestAdminTopupConcurrent(t *testing.T) {
 	e := apptest.New(t)
-	root := e.Root()
 	_, id := e.NewUser("henry", 1)
+	root := e.Root()
 	var wg sync.WaitGroup
 	results := make([]*apptest.Response, 100)
 	for i := range results {
+		c := *root
+		c.Header = http.Header{"Idempotency-Key": {fmt.Sprintf("batch-%d", i)}}
 		wg.Go(func() {
-			results[i] = root.Do("POST", "/api/topup", map[string]any{"user_id": id, "quota": 7, "remark": "batch"})
+			results[i] = c.Do("POST", "/api/topup", map[string]any{"user_id": id, "quota": 7, "remark": "batch"})
 		})
 	}
 	wg.Wait()

@@ -126,6 +126,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		go a.repeat(bg, a.lease.RenewEvery, "renew billing lease", a.renewLease)
 		go a.repeat(bg, a.lease.SweepEvery, "release expired billing leases", a.releaseExpiredLeases)
 	}
+	go a.repeat(bg, time.Hour, "prune idempotency keys", func(ctx context.Context) error {
+		_, err := a.Store.PruneIdempotencyKeys(ctx)
+		return err
+	})
 	return a, nil
 }
 

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/pricing"
 )
 
 // Keys of the known settings.
@@ -110,11 +112,15 @@ func parseBool(v string) (bool, error) {
 	return b, nil
 }
 
-// parseQuota reads an amount of quota: a whole number, not negative.
+// parseQuota reads an amount of quota: a whole number from 0 to
+// pricing.MaxBalance.
 func parseQuota(v string) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
 		return 0, errors.New("必须是不小于 0 的整数")
+	}
+	if n > pricing.MaxBalance {
+		return 0, errors.New("不能超过 1000000000000000")
 	}
 	return n, nil
 }

@@ -36,7 +36,7 @@ const (
 	MsgModelNameLength = "模型名称不能超过 191 个字符"
 	MsgGroupNameEmpty  = "分组名称不能为空" // spec: Errors
 	MsgGroupNameLength = "分组名称不能超过 32 个字符"
-	MsgPriceInvalid    = "价格必须是不小于 0 的有限数"
+	MsgPriceInvalid    = "价格必须是 0 到 1000000 之间的有限数"
 	MsgBillingType     = "计费类型只能是 token 或 per_request"
 	MsgDiscountInvalid = "折扣必须大于 0 且不超过 10"
 )
@@ -72,7 +72,7 @@ func (u Usage) used() bool {
 // beyond the prompt count as prompt tokens only (a provider cannot cache
 // more than it was sent), and negative counts as 0. A call that used anything
 // costs at least 1, so no rounding makes a call free; a per-request call is
-// always a use. The result never overflows: it saturates at MaxInt64.
+// always a use. The result never overflows: it saturates at MaxCallCost.
 func Quota(p Price, u Usage, discount float64) int64 {
 	if p.BillingType == BillingPerRequest {
 		return atLeastOne(p.PerRequestPrice * QuotaPerUnit * discount)
@@ -93,15 +93,16 @@ func Quota(p Price, u Usage, discount float64) int64 {
 	return atLeastOne(micro * discount)
 }
 
-// atLeastOne rounds a cost to whole quota, at least 1. NaN (only from prices
-// that validation refuses) also gives 1 rather than an undefined conversion.
+// atLeastOne rounds a cost to whole quota, at least 1 and at most
+// MaxCallCost. NaN (only from prices that validation refuses) also gives 1
+// rather than an undefined conversion.
 func atLeastOne(v float64) int64 {
 	v = math.Round(v)
 	switch {
 	case !(v >= 1): // also NaN
 		return 1
-	case v >= math.MaxInt64:
-		return math.MaxInt64
+	case v >= float64(MaxCallCost):
+		return MaxCallCost
 	}
 	return int64(v)
 }
@@ -133,9 +134,10 @@ func Discount(prices []GroupPrice, group, model string) float64 {
 	return def
 }
 
-// ValidatePrice checks one price: finite and not negative.
+// ValidatePrice checks one price: finite, not negative, at most MaxPrice.
 func ValidatePrice(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+	if !(v >= 0 && v <= MaxPrice) { // also refuses NaN and the infinities
+
 		return MsgPriceInvalid
 	}
 	return ""

@@ -41,7 +41,16 @@ func TestQuota(t *testing.T) {
 		{"per request", perReq, Usage{PromptTokens: 1_000_000}, 1, 50000},
 		{"per request discount", perReq, Usage{}, 0.8, 40000},
 		{"per request free still costs 1", Price{BillingType: BillingPerRequest}, Usage{}, 1, 1},
-		{"saturates", Price{InputPrice: 1e6, BillingType: BillingToken}, Usage{PromptTokens: math.MaxInt64}, 10, math.MaxInt64},
+		// Absurd counts or prices are billed at the per-call cap, never a
+		// value that would overflow a balance or counter column.
+		{"saturates", Price{InputPrice: 1e6, BillingType: BillingToken}, Usage{PromptTokens: math.MaxInt64}, 10, MaxCallCost},
+		{"all counts at int64 max", Price{InputPrice: MaxPrice, OutputPrice: MaxPrice, CachedPrice: MaxPrice},
+			Usage{PromptTokens: math.MaxInt64, CompletionTokens: math.MaxInt64, CachedTokens: math.MaxInt64}, MaxDiscount, MaxCallCost},
+		{"huge price", Price{OutputPrice: 1e308}, Usage{CompletionTokens: 1}, 1, MaxCallCost},
+		{"infinite price", Price{OutputPrice: math.Inf(1)}, Usage{CompletionTokens: 1}, 1, MaxCallCost},
+		{"huge per request", Price{PerRequestPrice: 1e308, BillingType: BillingPerRequest}, Usage{}, MaxDiscount, MaxCallCost},
+		{"max per request price", Price{PerRequestPrice: MaxPrice, BillingType: BillingPerRequest}, Usage{}, 1, MaxCallCost},
+		{"just below the cap", Price{OutputPrice: 1000}, Usage{CompletionTokens: 999_999_999}, 1, 999_999_999_000},
 		{"NaN price costs 1", Price{InputPrice: math.NaN()}, Usage{PromptTokens: 1}, 1, 1},
 		// One billion tokens at 75 CNY/1M: 75000 CNY, exact in float64.
 		{"large exact", Price{OutputPrice: 75}, Usage{CompletionTokens: 1_000_000_000}, 1, 75_000_000_000},
@@ -109,6 +118,9 @@ func TestValidate(t *testing.T) {
 		{"price negative", ValidatePrice(-0.01), MsgPriceInvalid},
 		{"price NaN", ValidatePrice(math.NaN()), MsgPriceInvalid},
 		{"price +Inf", ValidatePrice(math.Inf(1)), MsgPriceInvalid},
+		{"price max", ValidatePrice(MaxPrice), ""},
+		{"price above max", ValidatePrice(MaxPrice + 0.01), MsgPriceInvalid},
+		{"price 1e308", ValidatePrice(1e308), MsgPriceInvalid},
 		{"billing token", ValidateBillingType("token"), ""},
 		{"billing per_request", ValidateBillingType("per_request"), ""},
 		{"billing empty", ValidateBillingType(""), MsgBillingType},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/textfield"
 )
 
@@ -38,6 +39,7 @@ const keyAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 const (
 	MsgNameLength    = "兑换码名称长度必须在 1 到 20 个字符之间"
 	MsgQuotaPositive = "兑换码额度必须大于 0"
+	MsgQuotaTooLarge = "兑换码额度不能超过 1000000000000000"
 	MsgCountRange    = "兑换码数量必须在 1 到 100 之间"
 	MsgStatusInvalid = "兑换码状态只能设置为 1(启用)或 2(禁用)"
 )
@@ -57,10 +59,14 @@ func ValidateName(name string) string {
 	return nameText.Validate(name)
 }
 
-// ValidateQuota checks that a code credits something.
+// ValidateQuota checks that a code credits something, and at most
+// pricing.MaxBalance.
 func ValidateQuota(quota int64) string {
-	if quota <= 0 {
+	switch {
+	case quota <= 0:
 		return MsgQuotaPositive
+	case quota > pricing.MaxBalance:
+		return MsgQuotaTooLarge
 	}
 	return ""
 }

@@ -35,7 +35,7 @@ func TestBillingInsufficientBalance(t *testing.T) {
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
-	g.Root.OK("PUT", "/api/user/", map[string]any{"id": g.UserID, "quota": 0})
+	g.SetQuota(0)
 
 	for _, stream := range []bool{false, true} {
 		r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", stream))
@@ -55,7 +55,7 @@ func TestBillingInsufficientBalance(t *testing.T) {
 
 	// A balance below the price of one call is still usable, once: the
 	// reservation takes what there is and the call settles at its cost.
-	g.Root.OK("PUT", "/api/user/", map[string]any{"id": g.UserID, "quota": 10})
+	g.SetQuota(10)
 	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusOK {
 		t.Fatalf("low balance: %d %s", r.Status, r.Body)
 	}

@@ -94,8 +94,8 @@ func (tx *Tx) settle(ops []SettleOp) error {
 	now := time.Now().Unix()
 	for _, id := range sortedKeys(users) {
 		d := users[id]
-		err := tx.db.Exec("UPDATE users SET quota = quota + ?, used_quota = used_quota + ?, request_count = request_count + ? WHERE id = ?",
-			d.quota, d.used, d.requests, id).Error
+		err := tx.db.Exec("UPDATE users SET quota = quota + ?, used_quota = "+saturatingAdd("used_quota")+", request_count = request_count + ? WHERE id = ?",
+			d.quota, d.used, d.used, d.requests, id).Error
 		if err != nil {
 			return err
 		}
@@ -105,11 +105,11 @@ func (tx *Tx) settle(ops []SettleOp) error {
 	}
 	for _, id := range sortedKeys(tokens) {
 		d := tokens[id]
-		q := "UPDATE tokens SET used_quota = used_quota + ?, accessed_time = ? WHERE id = ?"
-		args := []any{d.used, now, id}
+		q := "UPDATE tokens SET used_quota = " + saturatingAdd("used_quota") + ", accessed_time = ? WHERE id = ?"
+		args := []any{d.used, d.used, now, id}
 		if limited[id] {
-			q = "UPDATE tokens SET remain_quota = remain_quota + ?, used_quota = used_quota + ?, accessed_time = ? WHERE id = ?"
-			args = []any{d.quota, d.used, now, id}
+			q = "UPDATE tokens SET remain_quota = remain_quota + ?, used_quota = " + saturatingAdd("used_quota") + ", accessed_time = ? WHERE id = ?"
+			args = []any{d.quota, d.used, d.used, now, id}
 		}
 		if err := tx.db.Exec(q, args...).Error; err != nil {
 			return err
@@ -124,7 +124,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		}
 	}
 	for _, id := range sortedKeys(channels) {
-		if err := tx.db.Exec("UPDATE channels SET used_quota = used_quota + ? WHERE id = ?", channels[id], id).Error; err != nil {
+		if err := tx.db.Exec("UPDATE channels SET used_quota = "+saturatingAdd("used_quota")+" WHERE id = ?", channels[id], channels[id], id).Error; err != nil {
 			return err
 		}
 		if err := tx.billed("channels", id); err != nil {

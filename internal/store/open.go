@@ -134,6 +134,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.Close()
 		return nil, err
 	}
+	if err := s.clampMoneyColumns(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/modelgate/modelgate/internal/redemption"
 )
 
@@ -129,32 +131,43 @@ func (s *Store) DeleteRedemption(ctx context.Context, id int64) error {
 func (s *Store) Redeem(ctx context.Context, code string, userID int64, logFor func(Redemption) Log) (Redemption, error) {
 	var row Redemption
 	err := s.write(ctx, "redeem code", func(tx *Tx) error {
-		res := tx.db.Exec("UPDATE redemptions SET status = ?, used_user_id = ?, redeemed_time = ? WHERE code = ? AND status = ?",
-			redemption.StatusUsed, userID, time.Now().Unix(), code, redemption.StatusUnused)
-		if res.Error != nil {
-			return res.Error
-		}
-		// The row is read after the update: no RETURNING on MySQL, and the
-		// update holds the row lock, so what is read is what was claimed.
-		if err := tx.db.Where("code = ?", code).Take(&row).Error; err != nil {
-			return err
-		}
-		if res.RowsAffected == 0 {
-			return ErrConflict
-		}
-		if err := tx.AddUserQuota(userID, row.Quota); err != nil {
-			if errors.Is(err, ErrNotFound) {
-				// Not the caller's "unknown code": the user vanished.
-				return fmt.Errorf("credit user %d: user does not exist", userID)
-			}
-			return err
-		}
-		if err := tx.InsertLogs([]Log{logFor(row)}); err != nil {
-			return err
-		}
-		return tx.changed("redemptions", "UPDATE", row.ID)
+		var err error
+		row, err = tx.Redeem(code, userID, logFor)
+		return err
 	})
 	return row, err
+}
+
+// Redeem is Store.Redeem inside a transaction.
+func (tx *Tx) Redeem(code string, userID int64, logFor func(Redemption) Log) (Redemption, error) {
+	var row Redemption
+	res := tx.db.Exec("UPDATE redemptions SET status = ?, used_user_id = ?, redeemed_time = ? WHERE code = ? AND status = ?",
+		redemption.StatusUsed, userID, time.Now().Unix(), code, redemption.StatusUnused)
+	if res.Error != nil {
+		return row, res.Error
+	}
+	// The row is read after the update: no RETURNING on MySQL, and the
+	// update holds the row lock, so what is read is what was claimed.
+	if err := tx.db.Where("code = ?", code).Take(&row).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return row, ErrNotFound
+		}
+		return row, err
+	}
+	if res.RowsAffected == 0 {
+		return row, ErrConflict
+	}
+	if err := tx.AddUserQuota(userID, row.Quota); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			// Not the caller's "unknown code": the user vanished.
+			return row, fmt.Errorf("credit user %d: user does not exist", userID)
+		}
+		return row, err
+	}
+	if err := tx.InsertLogs([]Log{logFor(row)}); err != nil {
+		return row, err
+	}
+	return row, tx.changed("redemptions", "UPDATE", row.ID)
 }
 
 // CountUserLogs counts the logs of user userID with type typ. Tests use it

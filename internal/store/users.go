@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/user"
 )
 
@@ -114,14 +116,23 @@ type UserPatch struct {
 	Email        *string
 	Role         *int
 	Status       *int
-	Quota        *int64
+	Quota        *QuotaChange
 	Group        *string
 }
 
+// QuotaChange moves a balance from what the admin read (Before) to After as
+// a delta: it applies only while the balance still is Before, so a charge or
+// hold made since the read is never overwritten.
+type QuotaChange struct {
+	Before, After int64
+}
+
 // UpdateUser applies p to user id. A password change also bumps the session
-// version, which ends the user's existing sessions. audit, when not nil, gets
-// the row as it was before the change (read under lock) and may return a log
-// to write in the same transaction: admin logs of quota changes.
+// version, which ends the user's existing sessions. A quota change whose
+// Before is not the balance any more changes nothing and returns
+// ErrBalanceMoved. audit, when not nil, gets the row as it was before the
+// change (read under lock) and may return a log to write in the same
+// transaction: admin logs of quota changes.
 func (s *Store) UpdateUser(ctx context.Context, id int64, p UserPatch, audit func(before User) *Log) error {
 	set := map[string]any{"updated_at": time.Now().Unix()}
 	put := func(col string, v any, ok bool) {
@@ -138,12 +149,16 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, p UserPatch, audit fun
 	put("email", deref(p.Email), p.Email != nil)
 	put("role", deref(p.Role), p.Role != nil)
 	put("status", deref(p.Status), p.Status != nil)
-	put("quota", deref(p.Quota), p.Quota != nil)
 	put("user_group", deref(p.Group), p.Group != nil)
 	return s.write(ctx, "update user", func(tx *Tx) error {
 		var before User
 		if err := tx.forUpdate().Where("id = ?", id).Take(&before).Error; err != nil {
 			return err
+		}
+		if p.Quota != nil {
+			if err := tx.moveUserQuota(id, *p.Quota); err != nil {
+				return err
+			}
 		}
 		if err := tx.db.Model(&User{}).Where("id = ?", id).Updates(set).Error; err != nil {
 			return err
@@ -193,9 +208,39 @@ func (s *Store) EndSessions(ctx context.Context, id int64) error {
 	})
 }
 
+// ErrBalanceLimit refuses a credit that would take a balance above
+// pricing.MaxBalance; nothing is written.
+var ErrBalanceLimit = errors.New("balance limit exceeded")
+
+// ErrBalanceMoved refuses a quota change made from a balance that has
+// changed since it was read; nothing is written.
+var ErrBalanceMoved = errors.New("balance changed since it was read")
+
+// moveUserQuota applies a QuotaChange as a delta, conditional on the
+// balance still being c.Before. It is a counter change, like a top-up, so
+// other nodes apply the delta rather than a whole-row value.
+func (tx *Tx) moveUserQuota(id int64, c QuotaChange) error {
+	if c.After < 0 || c.After > pricing.MaxBalance || c.Before < -pricing.MaxBalance || c.Before > pricing.MaxBalance {
+		return ErrBalanceLimit
+	}
+	if c.After == c.Before {
+		return nil
+	}
+	res := tx.db.Exec("UPDATE users SET quota = quota + ? WHERE id = ? AND quota = ?", c.After-c.Before, id, c.Before)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrBalanceMoved
+	}
+	return tx.counted("users", id)
+}
+
 // AddUserQuota changes user id's balance by delta in one statement and
-// writes log in the same transaction. A deduction larger than the balance
-// changes nothing and returns ErrConflict; an unknown user ErrNotFound.
+// writes log in the same transaction. A credit always applies, to a negative
+// balance too, unless it would take the balance above pricing.MaxBalance
+// (ErrBalanceLimit); a deduction larger than the balance changes nothing and
+// returns ErrConflict; an unknown user ErrNotFound.
 func (s *Store) AddUserQuota(ctx context.Context, id, delta int64, log *Log) error {
 	return s.write(ctx, "add user quota", func(tx *Tx) error {
 		if err := tx.AddUserQuota(id, delta); err != nil {
@@ -212,8 +257,19 @@ func (s *Store) AddUserQuota(ctx context.Context, id, delta int64, log *Log) err
 
 // AddUserQuota is Store.AddUserQuota without the log, inside a transaction.
 func (tx *Tx) AddUserQuota(id, delta int64) error {
-	res := tx.db.Exec("UPDATE users SET quota = quota + ?, updated_at = ? WHERE id = ? AND quota + ? >= 0",
-		delta, time.Now().Unix(), id, delta)
+	if delta > pricing.MaxBalance || delta < -pricing.MaxBalance {
+		return fmt.Errorf("user %d: delta %d: %w", id, delta, ErrBalanceLimit)
+	}
+	// Both bounds compare the column with a constant, never compute
+	// quota + delta unchecked: that sum could overflow (SQLite would store a
+	// REAL, PostgreSQL and MySQL fail the statement).
+	bound := "quota <= ?"
+	limit := pricing.MaxBalance - delta
+	if delta < 0 {
+		bound, limit = "quota >= ?", -delta
+	}
+	res := tx.db.Exec("UPDATE users SET quota = quota + ?, updated_at = ? WHERE id = ? AND "+bound,
+		delta, time.Now().Unix(), id, limit)
 	if res.Error != nil {
 		return res.Error
 	}
@@ -224,6 +280,9 @@ func (tx *Tx) AddUserQuota(id, delta int64) error {
 		}
 		if n == 0 {
 			return fmt.Errorf("user %d: %w", id, ErrNotFound)
+		}
+		if delta > 0 {
+			return fmt.Errorf("user %d balance plus %d: %w", id, delta, ErrBalanceLimit)
 		}
 		return fmt.Errorf("user %d balance below %d: %w", id, -delta, ErrConflict)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/textfield"
 )
 
@@ -14,6 +15,7 @@ const (
 	MsgNameLength      = "令牌名称长度必须在 1 到 50 个字符之间"
 	MsgExpiredTimePast = "过期时间不能早于当前时间"
 	MsgRemainQuotaNeg  = "剩余额度不能为负数"
+	MsgRemainQuotaMax  = "剩余额度不能超过 1000000000000000"
 	MsgSubnetInvalid   = "无效的网段:%s" // the offending entry
 	MsgSubnetTooLong   = "网段列表过长,上限 1024 个字符"
 	MsgModelNameLength = "模型名称不能超过 191 个字符"
@@ -53,10 +55,14 @@ func ValidateExpiry(expiredTime, now int64) string {
 	return ""
 }
 
-// ValidateRemainQuota refuses a negative balance.
+// ValidateRemainQuota refuses a negative balance and one above
+// pricing.MaxBalance.
 func ValidateRemainQuota(q int64) string {
-	if q < 0 {
+	switch {
+	case q < 0:
 		return MsgRemainQuotaNeg
+	case q > pricing.MaxBalance:
+		return MsgRemainQuotaMax
 	}
 	return ""
 }
