@@ -115,6 +115,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	go a.repeat(bg, 10*time.Minute, "release stale reservations", func(ctx context.Context) error {
 		return a.releaseStaleHolds(ctx, false)
 	})
+	go a.repeat(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
+		_, err := a.Store.PruneSettlementKeys(ctx, time.Now().Add(-store.SettlementKeyRetention).Unix())
+		return err
+	})
 	return a, nil
 }
 

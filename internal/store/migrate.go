@@ -32,6 +32,12 @@ var migrations = []migration{
 		}
 		return migration0003(tx)
 	}},
+	{"0004_billing_dead_letters", func(s *Store, tx *gorm.DB) error {
+		if s.dialect == MySQL {
+			tx = tx.Set("gorm:table_options", "CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
+		}
+		return migration0004(tx)
+	}},
 }
 
 type schemaMigration struct {
