@@ -12,27 +12,8 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
+	"github.com/modelgate/modelgate/internal/store/storetest"
 )
-
-// poisonTrigger makes the database refuse the consume log of a call whose
-// request id is "poison": a settlement that cannot be written, through real
-// SQL on each engine. The second value drops it again.
-func poisonTrigger(engine string) (create []string, drop string) {
-	switch engine {
-	case "postgres":
-		return []string{
-			`CREATE FUNCTION poison_log() RETURNS trigger LANGUAGE plpgsql AS $$
-			BEGIN IF NEW.request_id = 'poison' THEN RAISE EXCEPTION 'poisoned settlement'; END IF; RETURN NEW; END $$`,
-			`CREATE TRIGGER poison_log BEFORE INSERT ON logs FOR EACH ROW EXECUTE FUNCTION poison_log()`,
-		}, `DROP TRIGGER poison_log ON logs`
-	case "mysql":
-		return []string{`CREATE TRIGGER poison_log BEFORE INSERT ON logs FOR EACH ROW BEGIN
-			IF NEW.request_id = 'poison' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'poisoned settlement'; END IF; END`,
-		}, `DROP TRIGGER poison_log`
-	}
-	return []string{`CREATE TRIGGER poison_log BEFORE INSERT ON logs WHEN NEW.request_id = 'poison'
-		BEGIN SELECT RAISE(ABORT, 'poisoned settlement'); END`}, `DROP TRIGGER poison_log`
-}
 
 type deadLetter struct {
 	ID        int64  `json:"id"`
@@ -80,7 +61,7 @@ func TestPoisonedSettlementIsParkedAndReplayedOnce(t *testing.T) {
 	otherKey := other.CreateToken(map[string]any{"name": "relay", "unlimited_quota": true}).Key
 	callerBefore, otherBefore := g.Quota(g.UserID), g.Quota(otherID)
 
-	create, drop := poisonTrigger(e.Engine())
+	create, drop := storetest.PoisonLogTrigger(e.Engine())
 	e.ExecSQL(create...)
 
 	// The poisoned call among a steady stream of calls of both users, so
