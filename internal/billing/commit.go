@@ -2,7 +2,9 @@ package billing
 
 import (
 	"context"
+	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
@@ -115,9 +117,18 @@ func (l *Ledger) isolate(settles []store.SettleOp, err error, budget *int) {
 	for _, part := range [][]store.SettleOp{settles[:half], settles[half:]} {
 		*budget--
 		if _, err := l.apply(nil, part); err != nil {
+			if databaseDown(err) {
+				*budget = 0
+			}
 			l.isolate(part, err, budget)
 		}
 	}
+}
+
+// databaseDown tells a database that does not answer from one that refused
+// an operation: waiting on it again would only hold the ledger up.
+func databaseDown(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn)
 }
 
 // retryLater counts a failed attempt of f and schedules the next one, or
@@ -146,9 +157,19 @@ func (l *Ledger) retryDue() {
 		}
 	}
 	l.failed = kept
-	for _, f := range due {
-		if _, err := l.apply(nil, []store.SettleOp{f.op}); err != nil {
-			l.retryLater(f, err)
+	for i, f := range due {
+		_, err := l.apply(nil, []store.SettleOp{f.op})
+		if err == nil {
+			continue
+		}
+		l.retryLater(f, err)
+		if databaseDown(err) {
+			// The rest wait for the next round, their attempts uncounted.
+			for _, rest := range due[i+1:] {
+				rest.due = time.Now().Add(firstRetryDelay)
+				l.failed = append(l.failed, rest)
+			}
+			break
 		}
 	}
 }
