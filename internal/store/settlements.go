@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -120,6 +121,7 @@ func (s *Store) PruneSettlementKeys(ctx context.Context, cutoff int64) (int64, e
 // it is, hold included.
 func (s *Store) ParkSettlement(ctx context.Context, op SettleOp, attempts int, cause string) (int64, error) {
 	var id int64
+	cause = storableText(cause)
 	park := func(release bool) error {
 		return s.write(ctx, "park settlement", func(tx *Tx) error {
 			op := op // a retried transaction starts again from the caller's op
@@ -150,6 +152,17 @@ func (s *Store) ParkSettlement(ctx context.Context, op SettleOp, attempts int, c
 		}
 	}
 	return id, nil
+}
+
+// storableText makes an error text safe for every engine's text column: it
+// may quote the bad bytes that broke the settlement (invalid UTF-8, NUL),
+// and a dead letter must not fail to be written for the same reason.
+func storableText(s string) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+	if len(s) > 4000 {
+		s = strings.ToValidUTF8(s[:4000], "")
+	}
+	return s
 }
 
 // ListDeadLetters returns parked settlements, oldest first, and their count.
@@ -193,7 +206,7 @@ func (s *Store) ReplayDeadLetter(ctx context.Context, id int64) error {
 	}
 	update := s.write(ctx, "record replay failure", func(tx *Tx) error {
 		return tx.db.Model(&DeadLetter{}).Where("id = ?", id).Updates(map[string]any{
-			"attempts": gorm.Expr("attempts + 1"), "error": err.Error(), "updated_at": time.Now().Unix()}).Error
+			"attempts": gorm.Expr("attempts + 1"), "error": storableText(err.Error()), "updated_at": time.Now().Unix()}).Error
 	})
 	return errors.Join(wrap("replay dead letter", err), update)
 }

@@ -118,3 +118,25 @@ func TestDeadLetterReplayChargesOnce(t *testing.T) {
 		}
 	})
 }
+
+// The error that parks a settlement may quote the bytes that broke it; the
+// dead letter must still be written, on every engine.
+func TestParkKeepsAnErrorWithBadBytes(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db database) {
+		ctx := context.Background()
+		s := db.open(t, 0)
+		u := newUser("payer")
+		if err := s.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		op := consume(u.ID, 10, "key-bytes")
+		op.Log.SessionKey = "bad\xff\x00bytes"
+		if _, err := s.ParkSettlement(ctx, op, 5, "invalid byte \xff and \x00 in it"); err != nil {
+			t.Fatal(err)
+		}
+		rows, _, err := s.ListDeadLetters(ctx, store.Page{Limit: 10})
+		if err != nil || len(rows) != 1 || rows[0].Error != "invalid byte \uFFFD and  in it" {
+			t.Fatalf("dead letters %+v, %v", rows, err)
+		}
+	})
+}
