@@ -30,11 +30,12 @@ type deadLetterView struct {
 	RequestID string `json:"request_id"`
 	ModelName string `json:"model_name"`
 	Username  string `json:"username"`
+	SettleKey string `json:"settle_key"` // makes a replay idempotent
 }
 
 func viewDeadLetter(d *store.DeadLetter) deadLetterView {
 	v := deadLetterView{ID: d.ID, UserID: d.UserID, TokenID: d.TokenID, ChannelID: d.ChannelID,
-		Held: d.Held, Cost: d.Cost, Attempts: d.Attempts, Error: d.Error, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+		Held: d.Held, Cost: d.Cost, Attempts: d.Attempts, Error: d.Error, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, SettleKey: d.SettleKey}
 	// A settlement that cannot be decoded is still listed with its figures;
 	// its replay reports the decoding error.
 	if op, err := d.SettleOp(); err == nil && op.Log != nil {

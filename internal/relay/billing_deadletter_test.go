@@ -26,6 +26,7 @@ type deadLetter struct {
 	Error     string `json:"error"`
 	RequestID string `json:"request_id"`
 	ModelName string `json:"model_name"`
+	SettleKey string `json:"settle_key"`
 }
 
 // consumeLogsOf returns the consume logs of username.
@@ -118,7 +119,8 @@ func TestPoisonedSettlementIsParkedAndReplayedOnce(t *testing.T) {
 	}
 	d := letters[0]
 	if d.UserID != g.UserID || d.ChannelID != g.ChannelID || d.Cost != cost || d.Held != 0 || d.RequestID != "poison" ||
-		d.ModelName != "gpt-test" || d.Attempts != 5 || !strings.Contains(d.Error, "poisoned settlement") {
+		d.ModelName != "gpt-test" || d.Attempts != 5 || !strings.Contains(d.Error, "poisoned settlement") ||
+		len(d.SettleKey) != 32 || d.SettleKey == "poison" {
 		t.Fatalf("dead letter %+v", d)
 	}
 
