@@ -9,6 +9,11 @@
 // a database write. A crash loses at most the settlements of the last
 // FlushInterval, which is always in the user's favour (the reservation they
 // belong to was returned by nobody, so the lost amount is what was held).
+//
+// A settlement the database refuses never holds up the others: it is
+// isolated from its batch, retried alone a bounded number of times and then
+// parked as a dead letter for an admin to replay (commit.go). Each one
+// carries a key, so applying it again never charges twice.
 package billing
 
 import (
