@@ -74,6 +74,10 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /api/redemption/{$}", levelAdmin, s.updateRedemption)
 	s.handle(mux, "DELETE /api/redemption/{id}", levelAdmin, s.deleteRedemption)
 
+	// Settlements the billing ledger parked (dead letters)
+	s.handle(mux, "GET /api/billing/dead_letter/{$}", levelAdmin, s.listDeadLetters)
+	s.handle(mux, "POST /api/billing/dead_letter/{id}/replay", levelRoot, s.replayDeadLetter)
+
 	// Runtime options
 	s.handle(mux, "GET /api/option/{$}", levelRoot, s.listOptions)
 	s.handle(mux, "PUT /api/option/{$}", levelRoot, s.updateOption)

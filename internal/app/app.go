@@ -130,6 +130,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		_, err := a.Store.PruneIdempotencyKeys(ctx)
 		return err
 	})
+	go a.repeat(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
+		_, err := a.Store.PruneSettlementKeys(ctx, time.Now().Add(-store.SettlementKeyRetention).Unix())
+		return err
+	})
 	return a, nil
 }
 

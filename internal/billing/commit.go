@@ -2,34 +2,73 @@ package billing
 
 import (
 	"context"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
 )
 
+// Bounds of a settlement that keeps failing. It is retried alone
+// maxSettleAttempts times, waiting firstRetryDelay, then twice as long each
+// time (about 4 s in all), and then parked as a dead letter.
+const (
+	maxSettleAttempts = 5
+	firstRetryDelay   = 250 * time.Millisecond
+	// maxRetryDelay spaces the attempts to park a settlement while the
+	// database refuses even that.
+	maxRetryDelay = 30 * time.Second
+	// retriesPerRound and isolationBudget bound the transactions one round
+	// of the ledger loop spends on failing settlements, so reservations
+	// never wait long behind them.
+	retriesPerRound = 32
+	isolationBudget = 32
+	// commitTimeout bounds one transaction.
+	commitTimeout = 10 * time.Second
+)
+
+// failedSettle is a settlement waiting for its next attempt.
+type failedSettle struct {
+	op       store.SettleOp
+	attempts int
+	err      error
+	due      time.Time
+}
+
 // commit applies one batch and answers its reservations. It returns the
-// settlements for the next batch: those that could not be committed yet (a
-// database hiccup delays settlements but never drops them) and the releases
-// of reservations whose callers gave up.
+// releases of reservations whose callers gave up, for the next batch.
+//
+// When the batch fails, which operation broke it is unknown: the
+// reservations are committed again on their own, so a bad settlement never
+// fails them, and the settlements are isolated (isolate).
 func (l *Ledger) commit(reserves []*pendingReserve, settles []store.SettleOp) []store.SettleOp {
 	ops := make([]store.ReserveOp, len(reserves))
 	for i, p := range reserves {
 		ops[i] = p.op
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	results, err := l.store.ApplyBilling(ctx, ops, settles)
-	if err == nil && l.book != nil {
-		l.book.committed(settles)
+	results, err := l.apply(ops, settles)
+	if err != nil && len(settles) > 0 {
+		l.log.Warn("billing batch failed; committing its reservations and settlements apart",
+			"reservations", len(reserves), "settlements", len(settles), "err", err)
+		batchErr := err
+		results, err = nil, nil
+		if len(ops) > 0 {
+			results, err = l.apply(ops, nil)
+		}
+		budget := isolationBudget
+		if len(ops) == 0 || err == nil {
+			l.isolate(settles, batchErr, &budget)
+		} else {
+			l.isolate(settles, batchErr, new(int)) // the database is failing: do not spend transactions
+		}
 	}
 	if err != nil {
-		l.log.Error("billing batch failed", "reservations", len(reserves), "settlements", len(settles), "err", err)
+		l.log.Error("billing batch failed", "reservations", len(reserves), "err", err)
 		for _, p := range reserves {
 			l.answer(p, store.ReserveResult{Err: err})
 		}
-		// Retry the settlements on their own, so a poisoned one cannot
-		// keep failing the reservations of every later batch.
-		return l.retrySettles(settles)
+		return nil
 	}
 	var releases []store.SettleOp
 	for i, p := range reserves {
@@ -38,6 +77,17 @@ func (l *Ledger) commit(reserves []*pendingReserve, settles []store.SettleOp) []
 		}
 	}
 	return releases
+}
+
+// apply runs one transaction and keeps the local book in step.
+func (l *Ledger) apply(reserves []store.ReserveOp, settles []store.SettleOp) ([]store.ReserveResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	results, err := l.store.ApplyBilling(ctx, reserves, settles)
+	if err == nil && l.book != nil {
+		l.book.committed(settles)
+	}
+	return results, err
 }
 
 // answer hands a result to its caller. When the caller has already given
@@ -52,45 +102,141 @@ func (l *Ledger) answer(p *pendingReserve, r store.ReserveResult) (store.SettleO
 	return release(p.op, r), r.Err == nil && r.Held > 0
 }
 
-// retrySettles commits settlements alone, then one by one; one that still
-// fails after that is logged with its figures for manual reconciliation and
-// kept for the next batch up to maxSettleAttempts.
-func (l *Ledger) retrySettles(settles []store.SettleOp) []store.SettleOp {
-	if len(settles) == 0 {
-		return nil
+// isolate commits the good settlements of a failed batch by halving it: one
+// bad settlement among n costs about 2·log2(n) small transactions. Each
+// settlement that fails alone, and every part left when the budget of
+// transactions is spent, goes to the retry list.
+func (l *Ledger) isolate(settles []store.SettleOp, err error, budget *int) {
+	if len(settles) == 1 || *budget <= 0 {
+		for _, op := range settles {
+			l.retryLater(&failedSettle{op: op}, err)
+		}
+		return
 	}
-	if l.applySettles(settles) {
-		return nil
-	}
-	var kept []store.SettleOp
-	for _, op := range settles {
-		if !l.applySettles([]store.SettleOp{op}) {
-			kept = append(kept, op)
+	half := len(settles) / 2
+	for _, part := range [][]store.SettleOp{settles[:half], settles[half:]} {
+		*budget--
+		if _, err := l.apply(nil, part); err != nil {
+			if databaseDown(err) {
+				*budget = 0
+			}
+			l.isolate(part, err, budget)
 		}
 	}
-	return kept
 }
 
-// applySettles commits settlements in one transaction, reporting success.
-func (l *Ledger) applySettles(settles []store.SettleOp) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err := l.store.ApplyBilling(ctx, nil, settles)
-	if err == nil && l.book != nil {
-		l.book.committed(settles)
+// databaseDown tells a database that does not answer from one that refused
+// an operation: waiting on it again would only hold the ledger up.
+func databaseDown(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn)
+}
+
+// retryLater counts a failed attempt of f and schedules the next one, or
+// parks f when it has had its attempts.
+func (l *Ledger) retryLater(f *failedSettle, err error) {
+	f.attempts++
+	f.err = err
+	if f.attempts >= maxSettleAttempts && l.park(f) {
+		return
 	}
-	if err != nil {
-		for _, op := range settles {
-			l.log.Error("settlement not committed", "user", op.UserID, "token", op.TokenID,
-				"channel", op.ChannelID, "held", op.Held, "cost", op.Cost, "err", err)
+	delay := firstRetryDelay << min(f.attempts-1, 16)
+	f.due = time.Now().Add(min(delay, maxRetryDelay))
+	l.failed = append(l.failed, f)
+}
+
+// retryDue retries the settlements whose time has come, each alone.
+func (l *Ledger) retryDue() {
+	now := time.Now()
+	var due []*failedSettle
+	kept := l.failed[:0]
+	for _, f := range l.failed {
+		if len(due) < retriesPerRound && !f.due.After(now) {
+			due = append(due, f)
+		} else {
+			kept = append(kept, f)
 		}
+	}
+	l.failed = kept
+	for i, f := range due {
+		_, err := l.apply(nil, []store.SettleOp{f.op})
+		if err == nil {
+			continue
+		}
+		l.retryLater(f, err)
+		if databaseDown(err) {
+			// The rest wait for the next round, their attempts uncounted.
+			for _, rest := range due[i+1:] {
+				rest.due = time.Now().Add(firstRetryDelay)
+				l.failed = append(l.failed, rest)
+			}
+			break
+		}
+	}
+}
+
+// nextRetry is when the earliest failed settlement is due (ok false when
+// none waits).
+func (l *Ledger) nextRetry() (time.Duration, bool) {
+	if len(l.failed) == 0 {
+		return 0, false
+	}
+	next := l.failed[0].due
+	for _, f := range l.failed[1:] {
+		if f.due.Before(next) {
+			next = f.due
+		}
+	}
+	return max(time.Until(next), time.Millisecond), true
+}
+
+// park stores f as a dead letter (its money was not charged, and its hold
+// is given back), reporting success. A settlement is never dropped: one
+// that cannot even be parked stays in the retry list.
+func (l *Ledger) park(f *failedSettle) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	id, err := l.store.ParkSettlement(ctx, f.op, f.attempts, f.err.Error())
+	if err != nil {
+		l.log.Error("settlement failed and could not be parked; kept for retry", "user", f.op.UserID,
+			"cost", f.op.Cost, "held", f.op.Held, "attempts", f.attempts, "err", f.err, "park_err", err)
 		return false
 	}
+	if l.book != nil {
+		l.book.parked(f.op)
+	}
+	l.parked.Add(1)
+	l.log.Error("settlement parked as a dead letter", "dead_letter", id, "user", f.op.UserID,
+		"token", f.op.TokenID, "channel", f.op.ChannelID, "cost", f.op.Cost, "held", f.op.Held,
+		"attempts", f.attempts, "err", f.err)
 	return true
 }
 
-// drain commits everything still queued at Close: settlements are retried
-// a few times with backoff before they are given up (and logged).
+// Parked is how many settlements this ledger parked as dead letters since
+// it started.
+func (l *Ledger) Parked() int64 { return l.parked.Load() }
+
+// settleClosed applies a settlement that arrived after Close: at once, and
+// parked when it fails.
+func (l *Ledger) settleClosed(op store.SettleOp) {
+	if _, err := l.apply(nil, []store.SettleOp{op}); err != nil {
+		l.parkOrLose(&failedSettle{op: op, attempts: 1, err: err})
+	}
+}
+
+// parkOrLose parks f; when even that fails (the database is gone at
+// shutdown) the whole settlement is logged, so it can be entered by hand.
+func (l *Ledger) parkOrLose(f *failedSettle) {
+	if l.park(f) {
+		return
+	}
+	buf, _ := json.Marshal(f.op)
+	l.log.Error("settlement lost: neither committed nor parked", "user", f.op.UserID, "cost", f.op.Cost,
+		"err", f.err, "settlement", string(buf))
+}
+
+// drain commits everything still queued at Close. Settlements that still
+// fail get one more attempt each and are then parked, whatever their count
+// of attempts: after Close nobody would retry them.
 func (l *Ledger) drain(settles []store.SettleOp) {
 	for {
 		select {
@@ -104,10 +250,19 @@ func (l *Ledger) drain(settles []store.SettleOp) {
 		}
 		break
 	}
-	for attempt := 0; len(settles) > 0 && attempt < 3; attempt++ {
-		if attempt > 0 {
-			time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+	for len(settles) > 0 {
+		batch := settles[:min(len(settles), l.cfg.MaxBatch)]
+		settles = append(l.commit(nil, batch), settles[len(batch):]...)
+	}
+	failed := l.failed
+	l.failed = nil
+	for _, f := range failed {
+		_, err := l.apply(nil, []store.SettleOp{f.op})
+		if err == nil {
+			continue
 		}
-		settles = l.retrySettles(settles)
+		f.attempts++
+		f.err = err
+		l.parkOrLose(f)
 	}
 }

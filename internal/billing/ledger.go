@@ -9,6 +9,11 @@
 // a database write. A crash loses at most the settlements of the last
 // FlushInterval, which is always in the user's favour (the reservation they
 // belong to was returned by nobody, so the lost amount is what was held).
+//
+// A settlement the database refuses never holds up the others: it is
+// isolated from its batch, retried alone a bounded number of times and then
+// parked as a dead letter for an admin to replay (commit.go). Each one
+// carries a key, so applying it again never charges twice.
 package billing
 
 import (
@@ -16,6 +21,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/store"
@@ -51,6 +57,9 @@ type Ledger struct {
 	quit     chan struct{}
 	done     chan struct{}
 	book     *localBook // nil unless Config.Local
+
+	failed []*failedSettle // settlements waiting for a retry; the loop's own
+	parked atomic.Int64
 
 	closeOnce sync.Once
 	mu        sync.RWMutex // held for reading while sending, for writing to close
@@ -162,11 +171,11 @@ func (l *Ledger) Settle(op store.SettleOp) {
 		return
 	}
 	l.mu.RUnlock()
-	l.applySettles([]store.SettleOp{op})
+	l.settleClosed(op)
 }
 
 // Flush waits until every settlement queued before the call is committed
-// (or has failed and been logged).
+// (or has failed and waits for its retry).
 func (l *Ledger) Flush(ctx context.Context) error {
 	done := make(chan struct{})
 	select {
@@ -204,10 +213,22 @@ func (l *Ledger) run() {
 	defer close(l.done)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	armRetry := func() {
+		retry.Stop()
+		if d, ok := l.nextRetry(); ok {
+			retry.Reset(d)
+		}
+	}
 	var settles []store.SettleOp
 	for {
 		var reserves []*pendingReserve
 		select {
+		case <-retry.C:
+			l.retryDue()
+			armRetry()
+			continue
 		case ld := <-l.loads:
 			ld.done <- l.book.load(context.Background(), l.store, []store.ReserveOp{ld.op})
 			continue
@@ -218,16 +239,10 @@ func (l *Ledger) run() {
 			}
 			for len(settles) > 0 {
 				batch := settles[:min(len(settles), l.cfg.MaxBatch)]
-				kept := l.commit(nil, batch)
-				settles = append(kept, settles[len(batch):]...)
-				if len(kept) > 0 {
-					break // the database is failing: do not spin; the timer retries
-				}
+				settles = append(l.commit(nil, batch), settles[len(batch):]...)
 			}
 			timer.Stop()
-			if len(settles) > 0 {
-				timer.Reset(l.cfg.FlushInterval)
-			}
+			armRetry()
 			close(done)
 			continue
 		case p := <-l.reserves:
@@ -265,6 +280,7 @@ func (l *Ledger) run() {
 		if len(settles) > 0 {
 			timer.Reset(l.cfg.FlushInterval)
 		}
+		armRetry()
 	}
 }
 

@@ -15,6 +15,9 @@ import (
 )
 
 type fixture struct {
+	dsn    string // of the database, "" for SQLite
+	path   string // of the SQLite file
+	eng    string
 	st     *store.Store
 	ledger *billing.Ledger
 	local  bool
@@ -32,12 +35,13 @@ type mode struct {
 func setup(t *testing.T, m mode, quota, tokenQuota int64, limited bool) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Options{DSN: m.eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "b.db")})
+	dsn, path := m.eng.FreshDSN(t), filepath.Join(t.TempDir(), "b.db")
+	st, err := store.Open(ctx, store.Options{DSN: dsn, SQLitePath: path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f := &fixture{st: st, local: m.local, ledger: billing.New(st, billing.Config{Local: m.local})}
+	f := &fixture{dsn: dsn, path: path, eng: m.eng.Name, st: st, local: m.local, ledger: billing.New(st, billing.Config{Local: m.local})}
 	st.OnCommit(f.ledger.Changed)
 	t.Cleanup(func() { f.ledger.Close(context.Background()) })
 	f.user = store.User{Username: "payer", PasswordHash: "x", Role: 1, Status: 1, Group: "default", AffCode: "aff", Quota: quota}

@@ -109,6 +109,18 @@ func (b *localBook) committed(ops []store.SettleOp) {
 	}
 }
 
+// parked takes a settlement that will not be committed (it became a dead
+// letter) out of pending: the balance keeps what the database has. A replay
+// is committed outside the ledger and makes the accounts be read again.
+func (b *localBook) parked(op store.SettleOp) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	get(b.users, op.UserID).pending -= op.Cost
+	if op.TokenLimited {
+		get(b.tokens, op.TokenID).pending -= op.Cost
+	}
+}
+
 // changed marks balances that someone other than the ledger changed.
 func (b *localBook) changed(changes []store.Change) {
 	b.mu.Lock()

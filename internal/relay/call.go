@@ -247,7 +247,7 @@ func (c *call) serves(u *upstream) bool {
 func (c *call) settle() {
 	c.settled = true
 	op := store.SettleOp{UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota,
-		Held: c.hold.Amount, ReservationID: c.hold.ReservationID}
+		Held: c.hold.Amount, ReservationID: c.hold.ReservationID, Key: settleKey()}
 	if c.channel != nil {
 		cost := pricing.Quota(c.price.Price(), c.usage, c.disc)
 		if cost > 0 {
@@ -256,6 +256,15 @@ func (c *call) settle() {
 		}
 	}
 	c.rl.Ledger.Settle(op)
+}
+
+// settleKey names one call's settlement for the store, which applies a
+// settlement once per key. It is random, never the client's X-Request-Id: a
+// client could reuse that and have its calls go unbilled.
+func settleKey() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
 }
 
 func (c *call) consumeLog(cost int64) *store.Log {

@@ -43,6 +43,11 @@ type SettleOp struct {
 	// released it (its call outlived the janitor's limit), Held is not
 	// returned a second time.
 	ReservationID int64
+	// Key identifies the settlement of one call (random, made by the
+	// relay). A settlement that charges something is applied once per key:
+	// a commit retried after its acknowledgement was lost, or a replayed
+	// dead letter that had in fact committed, charges nothing more.
+	Key string
 }
 
 // ApplyBilling applies settlements and then reservations in one
@@ -69,6 +74,12 @@ type accountDelta struct {
 func (tx *Tx) settle(ops []SettleOp) error {
 	if len(ops) == 0 {
 		return nil
+	}
+	// A copy: closeReservations adjusts Held, and the caller's ops must stay
+	// as they were when this transaction rolls back and they are retried.
+	ops, err := tx.skipApplied(ops)
+	if err != nil {
+		return err
 	}
 	if err := tx.closeReservations(ops); err != nil {
 		return err

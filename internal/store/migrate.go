@@ -26,24 +26,22 @@ var migrations = []migration{
 		return migration0001(tx)
 	}},
 	{"0002_seed_group_prices", seedGroupPrices},
-	{"0003_reservations", func(s *Store, tx *gorm.DB) error {
+	{"0003_reservations", binaryCollation(migration0003)},
+	{"0004_billing_dead_letters", binaryCollation(migration0004)},
+	{"0005_idempotency_keys", binaryCollation(migration0005)},
+	{"0006_billing_leases", binaryCollation(migration0006)},
+}
+
+// binaryCollation runs a schema step with MySQL's binary collation for the
+// tables it creates, so names compare byte for byte as on SQLite and
+// PostgreSQL ("GPT-4o" and "gpt-4o" are different models).
+func binaryCollation(step func(tx *gorm.DB) error) func(s *Store, tx *gorm.DB) error {
+	return func(s *Store, tx *gorm.DB) error {
 		if s.dialect == MySQL {
 			tx = tx.Set("gorm:table_options", "CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
 		}
-		return migration0003(tx)
-	}},
-	{"0005_idempotency_keys", func(s *Store, tx *gorm.DB) error {
-		if s.dialect == MySQL {
-			tx = tx.Set("gorm:table_options", "CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
-		}
-		return migration0005(tx)
-	}},
-	{"0006_billing_leases", func(s *Store, tx *gorm.DB) error {
-		if s.dialect == MySQL {
-			tx = tx.Set("gorm:table_options", "CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
-		}
-		return migration0006(tx)
-	}},
+		return step(tx)
+	}
 }
 
 type schemaMigration struct {

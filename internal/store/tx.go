@@ -19,6 +19,10 @@ type Tx struct {
 	db      *gorm.DB
 	s       *Store
 	changes []Change // for the after-commit listeners
+	// outsideLedger marks a settlement applied by someone other than the
+	// billing ledger (a dead-letter replay): its balance changes are
+	// recorded as ordinary counter changes, so a local ledger re-reads them.
+	outsideLedger bool
 }
 
 // InTx runs fn in one write transaction: it commits when fn returns nil and
@@ -92,6 +96,9 @@ func (tx *Tx) counted(table string, id int64) error {
 // billed records a counter change made by ApplyBilling: the billing ledger
 // knows about these already and skips them.
 func (tx *Tx) billed(table string, id int64) error {
+	if tx.outsideLedger {
+		return tx.counted(table, id)
+	}
 	return tx.record(Change{Table: table, Op: "UPDATE", ID: id, Counters: true, Billing: true})
 }
 

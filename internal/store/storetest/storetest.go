@@ -18,7 +18,8 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the pgx database/sql driver
+	_ "github.com/jackc/pgx/v5/stdlib"       // registers the pgx database/sql driver
+	_ "github.com/ncruces/go-sqlite3/driver" // registers the sqlite3 database/sql driver
 )
 
 // Environment variables read by this package.
@@ -120,4 +121,46 @@ func exec(t testing.TB, db *sql.DB, stmt string) {
 	if _, err := db.Exec(stmt); err != nil {
 		t.Fatal(fmt.Errorf("%s: %w", stmt, err))
 	}
+}
+
+// ExecSQL runs statements on a test database over a connection of its
+// own: dsn as FreshDSN returned it, sqlitePath the file when dsn is "".
+// Tests use it to break the database on purpose (PoisonLogTrigger).
+func ExecSQL(t testing.TB, dsn, sqlitePath string, stmts ...string) {
+	t.Helper()
+	driver := "sqlite3"
+	switch {
+	case strings.HasPrefix(dsn, "postgres"):
+		driver = "pgx"
+	case dsn != "":
+		driver = "mysql"
+	default:
+		dsn = "file:" + sqlitePath + "?_pragma=busy_timeout(10000)"
+	}
+	db := open(t, driver, dsn)
+	defer db.Close()
+	for _, stmt := range stmts {
+		exec(t, db, stmt)
+	}
+}
+
+// PoisonLogTrigger makes the database refuse to insert a log whose
+// request id is "poison" (the error text contains "poisoned settlement"):
+// a settlement that cannot be written, through real SQL on each engine.
+// engine is sqlite, postgres or mysql; drop removes the trigger again.
+func PoisonLogTrigger(engine string) (create []string, drop string) {
+	switch engine {
+	case "postgres":
+		return []string{
+			`CREATE FUNCTION poison_log() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF NEW.request_id = 'poison' THEN RAISE EXCEPTION 'poisoned settlement'; END IF; RETURN NEW; END $$`,
+			`CREATE TRIGGER poison_log BEFORE INSERT ON logs FOR EACH ROW EXECUTE FUNCTION poison_log()`,
+		}, `DROP TRIGGER poison_log ON logs`
+	case "mysql":
+		return []string{`CREATE TRIGGER poison_log BEFORE INSERT ON logs FOR EACH ROW BEGIN
+			IF NEW.request_id = 'poison' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'poisoned settlement'; END IF; END`,
+		}, `DROP TRIGGER poison_log`
+	}
+	return []string{`CREATE TRIGGER poison_log BEFORE INSERT ON logs WHEN NEW.request_id = 'poison'
+		BEGIN SELECT RAISE(ABORT, 'poisoned settlement'); END`}, `DROP TRIGGER poison_log`
 }
