@@ -33,6 +33,10 @@ const (
 	// (relay reserve()). A key name with "Token" in it would be hidden as a
 	// secret.
 	DefaultCompletionSize = "DefaultCompletionSize"
+	// BillingOverrunAllowed turns strict billing off: a call may then cost
+	// more than it held, and a balance may end up to one call below zero
+	// (docs/decisions/relay-billing.md).
+	BillingOverrunAllowed = "BillingOverrunAllowed"
 )
 
 // Snapshot is one consistent set of settings. It is never modified after it
@@ -45,7 +49,9 @@ type Snapshot struct {
 	ChannelCooldown  time.Duration
 	RelayMaxBody     int64 // bytes
 	DefaultMaxTokens int64
-	raw              map[string]string
+	// BillingOverrunAllowed: false (the default) is strict billing.
+	BillingOverrunAllowed bool
+	raw                   map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.
@@ -79,6 +85,10 @@ var definitions = map[string]definition{
 	}},
 	DefaultCompletionSize: {"4096", func(s *Snapshot, v string) (err error) {
 		s.DefaultMaxTokens, err = parseRange(v, 1, 10_000_000)
+		return err
+	}},
+	BillingOverrunAllowed: {"false", func(s *Snapshot, v string) (err error) {
+		s.BillingOverrunAllowed, err = parseBool(v)
 		return err
 	}},
 	SystemName: {"modelgate", func(s *Snapshot, v string) error {

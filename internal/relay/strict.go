@@ -1,0 +1,159 @@
+package relay
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/modelgate/modelgate/internal/pricing"
+)
+
+// Strict billing (DESIGN §4, docs/decisions/relay-billing.md): a call never
+// costs more than it held, so no balance or key quota goes below zero.
+
+// Prompt bound parameters: a fixed allowance for the reply priming and
+// framing tokens, and one per image or inline media part, whose cost does
+// not show in the body's size.
+const (
+	promptOverhead    = 16
+	mediaPartTokens   = 2048
+	maxCompletionSent = math.MaxInt32 // what an upstream's limit field holds
+)
+
+var (
+	base64Marker = []byte(";base64,")
+	mediaMarkers = [][]byte{[]byte(`"image`), []byte(`_image"`), []byte(`"input_audio"`), []byte(`"file_data"`)}
+)
+
+// promptTokenBound is an upper bound of the prompt's tokens, cheap to
+// compute: every token of the byte-level BPE tokenizers upstreams use
+// covers at least one byte of text, and the JSON body holds every byte of
+// the text (escapes only add bytes), so the body's length bounds the
+// text's tokens. Base64 payloads (data: URLs) are not text: their bytes are
+// left out and each media part gets mediaPartTokens instead, about the most
+// a high-detail image costs at OpenAI and Anthropic. Media behind a URL can
+// still cost more than the bound; the settlement cap catches that.
+func promptTokenBound(body []byte) int64 {
+	n := int64(len(body))
+	for rest := body; ; {
+		i := bytes.Index(rest, base64Marker)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len(base64Marker):]
+		end := bytes.IndexByte(rest, '"')
+		if end < 0 {
+			end = len(rest)
+		}
+		n -= int64(end)
+		rest = rest[end:]
+	}
+	for _, m := range mediaMarkers {
+		n += int64(bytes.Count(body, m)) * mediaPartTokens
+	}
+	return n + promptOverhead
+}
+
+// capsCompletion reports whether the call's cost depends on a completion
+// length the client left open and the relay can bound upstream: a
+// token-priced chat, completion, Responses or Messages call without a limit.
+func (c *call) capsCompletion() bool {
+	return c.price.BillingType != pricing.BillingPerRequest && c.meta.maxTokens <= 0 && !c.ep.multipart &&
+		(c.ep.usage == usageChat || c.ep.usage == usageResponses)
+}
+
+// leastHold is the least a strict reservation must hold (store.ReserveOp
+// Min): the most the call can cost when the request bounds it (a
+// per-request price, an embedding, a completion limit), else the prompt
+// plus one completion token when the relay caps the completion. Other calls
+// (token-priced images and audio, counted locally) keep the old rule: any
+// positive balance, the settlement cap bounds them.
+func (c *call) leastHold(prompt int64) int64 {
+	price := c.price.Price()
+	switch {
+	case price.BillingType == pricing.BillingPerRequest:
+		return pricing.Quota(price, pricing.Usage{}, c.disc)
+	case c.ep.usage == usageEmbeddings:
+		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt}, c.disc)
+	case c.meta.maxTokens > 0 && (c.ep.usage == usageChat || c.ep.usage == usageResponses):
+		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt, CompletionTokens: c.meta.maxTokens}, c.disc)
+	case c.capsCompletion():
+		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt, CompletionTokens: 1}, c.disc)
+	}
+	return 0
+}
+
+// completionLimitOf is the completion limit a hold of amount buys after the
+// prompt bound: 0 when the completion needs no limit (it is free), -1 when
+// the hold does not buy one token.
+func (c *call) completionLimitOf(prompt, amount int64) int64 {
+	n := pricing.CompletionAffordable(c.price.Price(), prompt, amount, c.disc)
+	switch {
+	case n == pricing.Unbounded:
+		return 0
+	case n < 1:
+		return -1
+	}
+	return min(n, maxCompletionSent)
+}
+
+// completionField is the body field that limits the completion of this
+// call upstream: the one the client used, else the endpoint's own, and for
+// chat max_completion_tokens on reasoning models (which refuse max_tokens)
+// and max_tokens elsewhere (which every OpenAI-compatible server knows).
+func (c *call) completionField(body []byte, upstreamModel string) string {
+	switch {
+	case c.ep.usage == usageResponses:
+		return "max_output_tokens"
+	case c.ep != epChat:
+		return "max_tokens" // completions, Anthropic Messages
+	case bytes.Contains(body, []byte(`"max_completion_tokens"`)):
+		return "max_completion_tokens"
+	case bytes.Contains(body, []byte(`"max_tokens"`)):
+		return "max_tokens"
+	case isReasoningModel(upstreamModel):
+		return "max_completion_tokens"
+	}
+	return "max_tokens"
+}
+
+// isReasoningModel reports the OpenAI model families that take only
+// max_completion_tokens (o1, o3, o4-mini, gpt-5…), also behind a
+// provider prefix ("openai/o3").
+func isReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:]
+	}
+	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// withFields returns body with top-level fields set. When none of them is
+// in the body yet they are put first without decoding it (the common case:
+// a stream's usage request, a completion limit), else the body is
+// re-encoded.
+func withFields(body []byte, set map[string]any) ([]byte, error) {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		if bytes.Contains(body, []byte(`"`+k+`"`)) {
+			return rewriteJSON(body, set)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, err := json.Marshal(set[k])
+		if err != nil {
+			return nil, err
+		}
+		body = injectField(body, `"`+k+`":`+string(v))
+	}
+	return body, nil
+}
