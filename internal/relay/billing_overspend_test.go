@@ -15,9 +15,10 @@ import (
 
 // callResult is one /v1 answer collected from a goroutine.
 type callResult struct {
-	status int
-	code   string
-	err    error
+	status  int
+	code    string
+	message string
+	err     error
 }
 
 // post sends one /v1 call without touching t, for use in goroutines.
@@ -38,7 +39,7 @@ func post(url, key string, body []byte) callResult {
 	if resp.StatusCode != http.StatusOK {
 		json.Unmarshal(raw, &e)
 	}
-	return callResult{status: resp.StatusCode, code: e.Error.Code, err: err}
+	return callResult{status: resp.StatusCode, code: e.Error.Code, message: e.Error.Message, err: err}
 }
 
 // TestBillingNoOverspend sends 50 parallel calls from a user whose balance
