@@ -300,6 +300,12 @@ func TestStrictBillingLimitOnTheWire(t *testing.T) {
 		{sent, `{"max_tokens":4096,` + sent[1:]},
 		{strings.Replace(sent, "gpt-test", "o3-mini", 1), `{"max_completion_tokens":4096,` + strings.Replace(sent, "gpt-test", "o3-mini", 1)[1:]},
 		{strings.Replace(sent, `"seed":7`, `"max_tokens":50`, 1), strings.Replace(sent, `"seed":7`, `"max_tokens":50`, 1)},
+		// n completions: the hold covers n of them, each still 4096.
+		{strings.Replace(sent, `"seed":7`, `"n":2`, 1), `{"max_tokens":4096,` + strings.Replace(sent, `"seed":7`, `"n":2`, 1)[1:]},
+		// A limit the client sent as null is replaced (re-encoded: the
+		// field exists), in the field the client used.
+		{strings.Replace(sent, `"seed":7`, `"max_completion_tokens":null`, 1),
+			`{"max_completion_tokens":4096,"messages":[{"role":"user","content":"hi"}],"model":"gpt-test"}`},
 	} {
 		if r := e.Call(g.Key, "POST", "/v1/chat/completions", tc.sent); r.Status != http.StatusOK {
 			t.Fatalf("call: %d %s", r.Status, r.Body)
@@ -311,3 +317,27 @@ func TestStrictBillingLimitOnTheWire(t *testing.T) {
 }
 
 func itoa(n int64) string { return apptest.Path("%d", n) }
+
+// TestStrictBillingCountsChoices: n completions of up to max_tokens each
+// cost up to n times as much; a balance that covers one is refused for two.
+func TestStrictBillingCountsChoices(t *testing.T) {
+	body := withMaxTokens(chatBody("gpt-test", "hi", false), 1000)
+	raw, _ := json.Marshal(body)
+	one := tokenCost(2, 8, 0, int64(len(raw)+len(`,"n":2`))+16, 1000, 0, 1)
+	acct := strictAccount{"balance", false, one + 100}
+	s := newStrictRun(t, 1, acct, fakeupstream.Behavior{})
+	s.g.SetOption("DefaultCompletionSize", "1")
+	body["n"] = 2
+	if r := s.e.Call(s.key, "POST", "/v1/chat/completions", body); r.Status != http.StatusForbidden {
+		t.Fatalf("n=2 on a balance for one: %d %s, want 403", r.Status, r.Body)
+	}
+	body["n"] = 1
+	if r := s.e.Call(s.key, "POST", "/v1/chat/completions", body); r.Status != http.StatusOK {
+		t.Fatalf("n=1: %d %s", r.Status, r.Body)
+	}
+}
+
+func withMaxTokens(b map[string]any, n int) map[string]any {
+	b["max_tokens"] = n
+	return b
+}

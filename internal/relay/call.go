@@ -145,7 +145,7 @@ func (c *call) reserve() error {
 	opts := c.rl.Options.Current()
 	c.strict = !opts.BillingOverrunAllowed
 	prompt := promptTokenBound(c.body)
-	completion := max(c.meta.maxTokens, opts.DefaultMaxTokens)
+	completion := timesChoices(max(c.meta.maxTokens, opts.DefaultMaxTokens), c.meta.choices)
 	if c.ep.usage == usageEmbeddings {
 		completion = 0
 	}

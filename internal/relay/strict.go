@@ -78,25 +78,36 @@ func (c *call) leastHold(prompt int64) int64 {
 	case c.ep.usage == usageEmbeddings:
 		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt}, c.disc)
 	case c.meta.maxTokens > 0 && (c.ep.usage == usageChat || c.ep.usage == usageResponses):
-		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt, CompletionTokens: c.meta.maxTokens}, c.disc)
+		completion := timesChoices(c.meta.maxTokens, c.meta.choices)
+		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt, CompletionTokens: completion}, c.disc)
 	case c.capsCompletion():
-		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt, CompletionTokens: 1}, c.disc)
+		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt, CompletionTokens: max(c.meta.choices, 1)}, c.disc)
 	}
 	return 0
 }
 
 // completionLimitOf is the completion limit a hold of amount buys after the
-// prompt bound: 0 when the completion needs no limit (it is free), -1 when
-// the hold does not buy one token.
+// prompt bound, per choice (n completions share it): 0 when the completion
+// needs no limit (it is free), -1 when the hold does not buy one token each.
 func (c *call) completionLimitOf(prompt, amount int64) int64 {
 	n := pricing.CompletionAffordable(c.price.Price(), prompt, amount, c.disc)
-	switch {
-	case n == pricing.Unbounded:
+	if n == pricing.Unbounded {
 		return 0
-	case n < 1:
+	}
+	if n /= max(c.meta.choices, 1); n < 1 {
 		return -1
 	}
 	return min(n, maxCompletionSent)
+}
+
+// timesChoices is tokens for each of choices completions, saturating: a
+// limit too large to pay for is then refused, never wrapped around.
+func timesChoices(tokens, choices int64) int64 {
+	choices = max(choices, 1)
+	if tokens > math.MaxInt64/choices {
+		return math.MaxInt64
+	}
+	return tokens * choices
 }
 
 // completionField is the body field that limits the completion of this
