@@ -37,9 +37,9 @@ func parseMeta(ep *endpoint, r *http.Request, body []byte) (requestMeta, error) 
 		MaxCompletionTokens int64  `json:"max_completion_tokens"`
 		MaxOutputTokens     int64  `json:"max_output_tokens"`
 		// Read leniently: a bad n is the upstream's to refuse.
-		N      json.RawMessage `json:"n"`
-		BestOf json.RawMessage `json:"best_of"`
-		StreamOptions       *struct {
+		N             json.RawMessage `json:"n"`
+		BestOf        json.RawMessage `json:"best_of"`
+		StreamOptions *struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 	}
