@@ -300,6 +300,9 @@ func TestStrictBillingLimitOnTheWire(t *testing.T) {
 		{sent, `{"max_tokens":4096,` + sent[1:]},
 		{strings.Replace(sent, "gpt-test", "o3-mini", 1), `{"max_completion_tokens":4096,` + strings.Replace(sent, "gpt-test", "o3-mini", 1)[1:]},
 		{strings.Replace(sent, `"seed":7`, `"max_tokens":50`, 1), strings.Replace(sent, `"seed":7`, `"max_tokens":50`, 1)},
+		// A stream also gets its usage turned on, in the same single copy.
+		{strings.Replace(sent, `"seed":7`, `"stream":true`, 1),
+			`{"max_tokens":4096,"stream_options":{"include_usage":true},` + strings.Replace(sent, `"seed":7`, `"stream":true`, 1)[1:]},
 		// n completions: the hold covers n of them, each still 4096.
 		{strings.Replace(sent, `"seed":7`, `"n":2`, 1), `{"max_tokens":4096,` + strings.Replace(sent, `"seed":7`, `"n":2`, 1)[1:]},
 		// A limit the client sent as null is replaced (re-encoded: the

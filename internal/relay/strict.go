@@ -159,12 +159,16 @@ func withFields(body []byte, set map[string]any) ([]byte, error) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
+	var fields []byte // "k1":v1,"k2":v2, injected in one copy of the body
+	for i, k := range keys {
 		v, err := json.Marshal(set[k])
 		if err != nil {
 			return nil, err
 		}
-		body = injectField(body, `"`+k+`":`+string(v))
+		if i > 0 {
+			fields = append(fields, ',')
+		}
+		fields = append(append(append(append(fields, '"'), k...), `":`...), v...)
 	}
-	return body, nil
+	return injectField(body, string(fields)), nil
 }
