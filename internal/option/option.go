@@ -30,8 +30,9 @@ const (
 	RelayMaxBodyMB = "RelayMaxBodyMB"
 	// DefaultCompletionSize is the least completion size, in tokens, a
 	// reservation assumes, also when a request sets a smaller max_tokens
-	// (relay reserve()). A key name with "Token" in it would be hidden as a
-	// secret.
+	// (relay reserve()); under strict billing it is also the completion
+	// limit sent upstream for a request that sets none. A key name with
+	// "Token" in it would be hidden as a secret.
 	DefaultCompletionSize = "DefaultCompletionSize"
 	// BillingOverrunAllowed turns strict billing off: a call may then cost
 	// more than it held, and a balance may end up to one call below zero
