@@ -344,3 +344,48 @@ func withMaxTokens(b map[string]any, n int) map[string]any {
 	b["max_tokens"] = n
 	return b
 }
+
+// TestStrictBillingSmallestLimit: a balance that buys the prompt bound and
+// a few tokens serves a chat call capped at those tokens, and refuses a
+// Responses call, whose max_output_tokens cannot be below 16; a balance
+// that does not buy one token refuses both, and nothing reaches the
+// upstream for a refused call.
+func TestStrictBillingSmallestLimit(t *testing.T) {
+	chat, _ := json.Marshal(chatBody("gpt-test", "hi", false))
+	resp, _ := json.Marshal(map[string]any{"model": "gpt-test", "input": "hi"})
+	for _, tc := range []struct {
+		name   string
+		path   string
+		body   []byte
+		tokens int64 // completion tokens the balance buys after the prompt bound
+		ok     bool
+	}{
+		{"chat, 10 tokens", "/v1/chat/completions", chat, 10, true},
+		{"chat, no token", "/v1/chat/completions", chat, 0, false},
+		{"responses, 10 tokens", "/v1/responses", resp, 10, false},
+		{"responses, 16 tokens", "/v1/responses", resp, 16, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			money := tokenCost(2, 8, 0, int64(len(tc.body))+16, tc.tokens, 0, 1) + 7 // 7: less than one more token
+			s := newStrictRun(t, 1, strictAccount{"balance", false, money}, fakeupstream.Behavior{CompletionTokens: hugeCompletion, HonourLimit: true})
+			r := s.e.Call(s.key, "POST", tc.path, string(tc.body))
+			if ok := r.Status == http.StatusOK; ok != tc.ok {
+				t.Fatalf("%d %s, want ok=%v", r.Status, r.Body, tc.ok)
+			}
+			if !tc.ok {
+				if r.Status != http.StatusForbidden || s.up.Count() != 0 {
+					t.Fatalf("refusal: %d %s, upstream called %d times", r.Status, r.Body, s.up.Count())
+				}
+				return
+			}
+			field := "max_tokens"
+			if tc.path == "/v1/responses" {
+				field = "max_output_tokens"
+			}
+			if lim := limitAt(field)(t, s.up.LastRequest().Body); lim != tc.tokens {
+				t.Errorf("upstream limit %d, want %d", lim, tc.tokens)
+			}
+			s.checkNotNegative(t, strictAccount{"balance", false, money})
+		})
+	}
+}

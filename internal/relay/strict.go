@@ -20,6 +20,9 @@ const (
 	promptOverhead    = 16
 	mediaPartTokens   = 2048
 	maxCompletionSent = math.MaxInt32 // what an upstream's limit field holds
+	// minResponsesOutput is the least max_output_tokens the Responses API
+	// accepts: a hold that buys fewer is refused here, not upstream.
+	minResponsesOutput = 16
 )
 
 var (
@@ -88,13 +91,18 @@ func (c *call) leastHold(prompt int64) int64 {
 
 // completionLimitOf is the completion limit a hold of amount buys after the
 // prompt bound, per choice (n completions share it): 0 when the completion
-// needs no limit (it is free), -1 when the hold does not buy one token each.
+// needs no limit (it is free), -1 when the hold does not buy one token each
+// (16 on the Responses API, its least max_output_tokens).
 func (c *call) completionLimitOf(prompt, amount int64) int64 {
 	n := pricing.CompletionAffordable(c.price.Price(), prompt, amount, c.disc)
 	if n == pricing.Unbounded {
 		return 0
 	}
-	if n /= max(c.meta.choices, 1); n < 1 {
+	least := int64(1)
+	if c.ep.usage == usageResponses {
+		least = minResponsesOutput
+	}
+	if n /= max(c.meta.choices, 1); n < least {
 		return -1
 	}
 	return min(n, maxCompletionSent)
