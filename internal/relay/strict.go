@@ -26,37 +26,82 @@ const (
 )
 
 var (
-	base64Marker = []byte(";base64,")
-	mediaMarkers = [][]byte{[]byte(`"image`), []byte(`_image"`), []byte(`"input_audio"`), []byte(`"file_data"`)}
+	// Where base64 payloads start: data: URLs (OpenAI image_url, input_file)
+	// and "data" values (Anthropic image and document sources, OpenAI
+	// input_audio).
+	payloadMarkers = [][]byte{[]byte(";base64,"), []byte(`"data":"`)}
+	// Media part types, each part worth mediaPartTokens: images of every
+	// dialect (OpenAI "image_url", Responses "input_image", Anthropic
+	// "image"), audio, files and documents. Counted as values only (a key
+	// of the same name is followed by a colon), so a part counts once.
+	mediaTypes = [][]byte{[]byte(`"image_url"`), []byte(`"input_image"`), []byte(`"image"`), []byte(`"input_audio"`),
+		[]byte(`"input_file"`), []byte(`"file"`), []byte(`"document"`)}
 )
+
+// minPayload is the least length of a "data" value taken as a base64
+// payload: shorter ones are counted as text.
+const minPayload = 1024
 
 // promptTokenBound is an upper bound of the prompt's tokens, cheap to
 // compute: every token of the byte-level BPE tokenizers upstreams use
 // covers at least one byte of text, and the JSON body holds every byte of
 // the text (escapes only add bytes), so the body's length bounds the
-// text's tokens. Base64 payloads (data: URLs) are not text: their bytes are
-// left out and each media part gets mediaPartTokens instead, about the most
-// a high-detail image costs at OpenAI and Anthropic. Media behind a URL can
-// still cost more than the bound; the settlement cap catches that.
+// text's tokens. Base64 payloads are not text: their bytes are left out and
+// each media part gets mediaPartTokens instead, about the most a
+// high-detail image costs at OpenAI and Anthropic. Media whose cost grows
+// with its size (PDF pages, audio) or sits behind a URL can still cost
+// more than the bound; the settlement cap catches that.
 func promptTokenBound(body []byte) int64 {
 	n := int64(len(body))
-	for rest := body; ; {
-		i := bytes.Index(rest, base64Marker)
-		if i < 0 {
-			break
+	for _, marker := range payloadMarkers {
+		for rest := body; ; {
+			i := bytes.Index(rest, marker)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(marker):]
+			run := base64Run(rest)
+			// A payload is a whole JSON string: it ends at an unescaped quote.
+			ends := run < len(rest) && rest[run] == '"' && (run == 0 || rest[run-1] != '\\')
+			if ends && (marker[0] == ';' || run >= minPayload) {
+				n -= int64(run)
+			}
+			rest = rest[run:]
 		}
-		rest = rest[i+len(base64Marker):]
-		end := bytes.IndexByte(rest, '"')
-		if end < 0 {
-			end = len(rest)
+	}
+	return n + countValues(body, mediaTypes)*mediaPartTokens + promptOverhead
+}
+
+// countValues counts the JSON strings among values that body holds as
+// values, not as keys.
+func countValues(body []byte, values [][]byte) int64 {
+	var n int64
+	for _, v := range values {
+		for rest := body; ; {
+			i := bytes.Index(rest, v)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(v):]
+			if next := bytes.TrimLeft(rest, " \t\r\n"); len(next) == 0 || next[0] != ':' {
+				n++
+			}
 		}
-		n -= int64(end)
-		rest = rest[end:]
 	}
-	for _, m := range mediaMarkers {
-		n += int64(bytes.Count(body, m)) * mediaPartTokens
+	return n
+}
+
+// base64Run is the length of the base64 text (with JSON-escaped line
+// breaks and slashes) at the start of b.
+func base64Run(b []byte) int {
+	for i, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/', c == '=', c == '\\':
+		default:
+			return i
+		}
 	}
-	return n + promptOverhead
+	return len(b)
 }
 
 // capsCompletion reports whether the call's cost depends on a completion
