@@ -50,8 +50,8 @@ func get(m map[int64]*account, id int64) *account {
 	return a
 }
 
-// tryHold holds up to op.Amount when the accounts are loaded; ready is false
-// when a balance must be read first.
+// tryHold holds up to op.Amount, and at least op.Need(), when the accounts
+// are loaded; ready is false when a balance must be read first.
 func (b *localBook) tryHold(op store.ReserveOp) (held int64, err error, ready bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -64,14 +64,15 @@ func (b *localBook) tryHold(op store.ReserveOp) (held int64, err error, ready bo
 		return 0, nil, false
 	}
 	amount := min(op.Amount, u.available())
-	switch {
-	case u.available() <= 0:
-		return 0, store.ErrUserQuota, true
-	case t != nil && t.available() <= 0:
-		return 0, store.ErrTokenQuota, true
+	var tokenLeft int64
+	if t != nil {
+		tokenLeft = t.available()
+	}
+	if err := store.RefusalOf(op, u.available(), tokenLeft); err != nil {
+		return 0, err, true
 	}
 	if t != nil {
-		amount = min(amount, t.available())
+		amount = min(amount, tokenLeft)
 		t.held += amount
 	}
 	u.held += amount

@@ -32,13 +32,18 @@ const (
 	RelayMaxBodyMB = "RelayMaxBodyMB"
 	// DefaultCompletionSize is the least completion size, in tokens, a
 	// reservation assumes, also when a request sets a smaller max_tokens
-	// (relay reserve()). A key name with "Token" in it would be hidden as a
-	// secret.
+	// (relay reserve()); under strict billing it is also the completion
+	// limit sent upstream for a request that sets none. A key name with
+	// "Token" in it would be hidden as a secret.
 	DefaultCompletionSize = "DefaultCompletionSize"
 	// StreamDrainSeconds is how long the relay keeps reading an upstream
 	// stream after its client left, for the usage the upstream reports at
 	// the end; 0 cancels the upstream at once (docs/relay.md).
 	StreamDrainSeconds = "StreamDrainSeconds"
+	// BillingOverrunAllowed turns strict billing off: a call may then cost
+	// more than it held, and a balance may end up to one call below zero
+	// (docs/decisions/relay-billing.md).
+	BillingOverrunAllowed = "BillingOverrunAllowed"
 )
 
 // Snapshot is one consistent set of settings. It is never modified after it
@@ -52,7 +57,9 @@ type Snapshot struct {
 	RelayMaxBody     int64 // bytes
 	DefaultMaxTokens int64
 	StreamDrain      time.Duration
-	raw              map[string]string
+	// BillingOverrunAllowed: false (the default) is strict billing.
+	BillingOverrunAllowed bool
+	raw                   map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.
@@ -91,6 +98,10 @@ var definitions = map[string]definition{
 	StreamDrainSeconds: {"5", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 0, 300)
 		s.StreamDrain = time.Duration(n) * time.Second
+		return err
+	}},
+	BillingOverrunAllowed: {"false", func(s *Snapshot, v string) (err error) {
+		s.BillingOverrunAllowed, err = parseBool(v)
 		return err
 	}},
 	SystemName: {"modelgate", func(s *Snapshot, v string) error {

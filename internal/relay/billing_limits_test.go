@@ -53,9 +53,14 @@ func TestBillingInsufficientBalance(t *testing.T) {
 		t.Errorf("refused calls moved money: %+v", a)
 	}
 
-	// A balance below the price of one call is still usable, once: the
-	// reservation takes what there is and the call settles at its cost.
+	// A balance below the price of one call is refused by strict billing;
+	// with BillingOverrunAllowed it is still usable, once: the reservation
+	// takes what there is and the call settles at its cost.
 	g.SetQuota(10)
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusForbidden {
+		t.Fatalf("low balance, strict: %d %s, want 403", r.Status, r.Body)
+	}
+	g.SetOption("BillingOverrunAllowed", "true")
 	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusOK {
 		t.Fatalf("low balance: %d %s", r.Status, r.Body)
 	}
@@ -74,6 +79,7 @@ func TestBillingLimitedKeyExhausts(t *testing.T) {
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	g.SetOption("BillingOverrunAllowed", "true") // the overrun exhausts the key; strict: TestStrictBilling*
 	key := g.User.CreateToken(map[string]any{"name": "limited", "remain_quota": 100, "unlimited_quota": false})
 	token := func() apptest.TokenInfo {
 		e.SettleAll()

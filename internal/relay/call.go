@@ -33,6 +33,12 @@ type call struct {
 	price  store.ModelPrice
 	disc   float64
 	hold   billing.Hold
+	// strict: the settled cost never exceeds the hold (option
+	// BillingOverrunAllowed off); completionLimit, when > 0, is the
+	// completion size the hold buys, sent upstream as the call's limit.
+	strict          bool
+	completionLimit int64
+	uncollected     int64 // strict: the cost above the hold, not charged
 
 	up *upstreamCall // the current attempt's upstream request
 
@@ -142,29 +148,41 @@ func (c *call) run() error {
 	return err
 }
 
-// reserve holds the call's estimated cost (DESIGN §4): the prompt at about
-// three bytes per token plus the requested completion size, but never less
-// than the DefaultCompletionSize option, priced like the real call. The floor
-// matters because a small max_tokens bounds only the answer: a tiny body can
-// carry a costly prompt (an image URL, a cached context), and 50 parallel
-// calls each holding a tiny estimate would overspend a small balance many
-// times over. The ledger caps the hold by what is available, so a low
+// reserve holds the call's estimated cost (DESIGN §4): the prompt's upper
+// bound (promptTokenBound) plus the requested completion size, but never
+// less than the DefaultCompletionSize option, priced like the real call.
+// The floor matters because a small max_tokens bounds only the answer: a
+// tiny body can carry a costly prompt (an image URL, a cached context), and
+// 50 parallel calls each holding a tiny estimate would drain a small
+// balance at once. The ledger caps the hold by what is available, so a low
 // balance stays usable (its calls are served one at a time) and a large one
-// is never blocked; the worst overrun is one call
-// (docs/decisions/relay-billing.md).
+// is never blocked.
+//
+// Strict billing (the default) also refuses a call whose bounded cost the
+// balance or key cannot cover (leastHold), and caps an open completion at
+// what the hold buys (completionLimit), so a settled cost never exceeds its
+// hold. BillingOverrunAllowed restores the old rule: the worst overrun is
+// one call (docs/decisions/relay-billing.md).
 func (c *call) reserve() error {
 	opts := c.rl.Options.Current()
-	completion := max(c.meta.maxTokens, opts.DefaultMaxTokens)
+	c.strict = !opts.BillingOverrunAllowed
+	prompt := promptTokenBound(c.body)
+	completion := timesChoices(max(c.meta.maxTokens, opts.DefaultMaxTokens), c.meta.choices)
 	if c.ep.usage == usageEmbeddings {
 		completion = 0
 	}
-	est := pricing.Quota(c.price.Price(), pricing.Usage{PromptTokens: int64(len(c.body))/3 + 16, CompletionTokens: completion}, c.disc)
-	hold, err := c.rl.Ledger.Reserve(c.r.Context(), store.ReserveOp{
-		UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota, Amount: max(est, 1),
-	})
+	est := pricing.Quota(c.price.Price(), pricing.Usage{PromptTokens: prompt, CompletionTokens: completion}, c.disc)
+	op := store.ReserveOp{UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota, Amount: max(est, 1)}
+	if c.strict {
+		op.Min = c.leastHold(prompt)
+		op.Amount = max(op.Amount, op.Min)
+	}
+	hold, err := c.rl.Ledger.Reserve(c.r.Context(), op)
 	switch {
 	case errors.Is(err, store.ErrUserQuota):
 		return forbidden(MsgUserQuota, "insufficient_user_quota")
+	case errors.Is(err, store.ErrTokenQuotaShort):
+		return forbidden(MsgTokenQuota, "insufficient_token_quota") // quota left, less than the call needs
 	case errors.Is(err, store.ErrTokenQuota):
 		// A limited key with nothing left is exhausted (settlement sets
 		// status 4 as it reaches zero), whether or not the cached row has
@@ -174,6 +192,12 @@ func (c *call) reserve() error {
 		return err
 	}
 	c.hold = hold
+	if c.strict && c.capsCompletion() {
+		if c.completionLimit = c.completionLimitOf(prompt, hold.Amount); c.completionLimit < 0 {
+			c.settle() // rounding left the hold short of one token: give it back
+			return forbidden(MsgUserQuota, "insufficient_user_quota")
+		}
+	}
 	return nil
 }
 
@@ -250,6 +274,15 @@ func (c *call) settle() {
 		Held: c.hold.Amount, ReservationID: c.hold.ReservationID, Key: settleKey()}
 	if c.channel != nil {
 		cost := pricing.Quota(c.price.Price(), c.usage, c.disc)
+		if c.strict && cost > c.hold.Amount {
+			// The prompt cost more than its bound (media behind a URL) or
+			// the upstream ignored the limit: charge what was held, never
+			// more, and say what was not collected.
+			c.uncollected = cost - c.hold.Amount
+			cost = c.hold.Amount
+			c.rl.Log.Warn("call cost more than its hold; charged the hold", "request_id", c.requestID,
+				"user_id", c.key.user.ID, "held", c.hold.Amount, "uncollected", c.uncollected)
+		}
 		if cost > 0 {
 			op.ChannelID, op.Cost = c.channel.ID, cost
 			op.Log = c.consumeLog(cost)
@@ -275,6 +308,9 @@ func (c *call) consumeLog(cost int64) *store.Log {
 	}
 	if c.estimated {
 		content += " (上游未返回用量, tokens 为本地估算)"
+	}
+	if c.uncollected > 0 {
+		content += fmt.Sprintf(" (超出预扣 %d 额度未收取)", c.uncollected)
 	}
 	return &store.Log{
 		UserID: c.key.user.ID, Username: c.key.user.Username, Group: c.key.user.Group,

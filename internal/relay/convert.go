@@ -24,7 +24,11 @@ func (c *call) convertChat(u *upstream) error {
 	if err != nil {
 		return err
 	}
-	url, body, err := chatUpstreamBody(u, req, u.upstreamModel(c.meta.model))
+	model := u.upstreamModel(c.meta.model)
+	if c.completionLimit > 0 {
+		req.CapCompletion(int(c.completionLimit), dialectOf(u.Type) == dialectOpenAI && isReasoningModel(model))
+	}
+	url, body, err := chatUpstreamBody(u, req, model)
 	if err != nil {
 		return badRequest(err.Error())
 	}

@@ -61,7 +61,8 @@ func TestEmbeddingsBillPromptTokens(t *testing.T) {
 	e, g, up := endpointGateway(t, "embed-test", "")
 	up.SetBehavior(fakeupstream.Behavior{PromptTokens: 500})
 	before := g.Quota(g.UserID)
-	r := e.Call(g.Key, "POST", "/v1/embeddings", map[string]any{"model": "embed-test", "input": []string{"a", "b"}})
+	r := e.Call(g.Key, "POST", "/v1/embeddings", map[string]any{"model": "embed-test",
+		"input": []string{strings.Repeat("a ", 150), strings.Repeat("b ", 150)}}) // 600 bytes: strict billing holds for 500 tokens
 	if r.Status != http.StatusOK || strings.Count(string(r.Body), `"index"`) != 2 {
 		t.Fatalf("embeddings: %d %s", r.Status, r.Body)
 	}

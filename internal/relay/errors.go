@@ -23,6 +23,7 @@ const (
 	msgModelFmt       = "该令牌无权使用模型:%s"
 	MsgPinNotAllowed  = "普通用户不支持指定渠道"
 	MsgUserQuota      = "用户额度不足"
+	MsgTokenQuota     = "令牌额度不足"
 	msgNoPriceFmt     = "模型 %s 未设置价格,暂不可用"
 	msgNoChannelFmt   = "分组 %s 下模型 %s 无可用渠道"
 	msgPinnedMissing  = "指定的渠道 %d 不存在、未启用或不支持该模型"

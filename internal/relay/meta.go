@@ -16,7 +16,13 @@ type requestMeta struct {
 	stream       bool
 	maxTokens    int64
 	includeUsage bool // the client asked for the final usage chunk
+	// choices is how many completions one call generates (OpenAI n,
+	// best_of), each up to maxTokens: at least 1, at most maxChoices.
+	choices int64
 }
+
+// maxChoices bounds n and best_of as OpenAI does; the upstream refuses more.
+const maxChoices = 128
 
 // parseMeta reads the model and the few fields billing needs, without
 // keeping the decoded body: same-dialect calls forward the bytes as sent.
@@ -30,7 +36,10 @@ func parseMeta(ep *endpoint, r *http.Request, body []byte) (requestMeta, error) 
 		MaxTokens           int64  `json:"max_tokens"`
 		MaxCompletionTokens int64  `json:"max_completion_tokens"`
 		MaxOutputTokens     int64  `json:"max_output_tokens"`
-		StreamOptions       *struct {
+		// Read leniently: a bad n is the upstream's to refuse.
+		N             json.RawMessage `json:"n"`
+		BestOf        json.RawMessage `json:"best_of"`
+		StreamOptions *struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 	}
@@ -42,7 +51,18 @@ func parseMeta(ep *endpoint, r *http.Request, body []byte) (requestMeta, error) 
 	}
 	meta := requestMeta{model: m.Model, stream: m.Stream, maxTokens: max(m.MaxTokens, m.MaxCompletionTokens, m.MaxOutputTokens)}
 	meta.includeUsage = m.StreamOptions != nil && m.StreamOptions.IncludeUsage
+	meta.choices = max(choiceCount(m.N), choiceCount(m.BestOf))
 	return meta, nil
+}
+
+// choiceCount reads n or best_of: a number from 1 to maxChoices, 1 when
+// absent or not a number.
+func choiceCount(raw json.RawMessage) int64 {
+	var n float64
+	if json.Unmarshal(raw, &n) != nil || !(n >= 1) {
+		return 1
+	}
+	return int64(min(n, maxChoices))
 }
 
 // multipartMeta finds the model field of a multipart upload (audio
@@ -64,7 +84,7 @@ func multipartMeta(r *http.Request, body []byte) (requestMeta, error) {
 		if part.FormName() == "model" {
 			v, _ := io.ReadAll(io.LimitReader(part, 256))
 			if model := strings.TrimSpace(string(v)); model != "" {
-				return requestMeta{model: model}, nil
+				return requestMeta{model: model, choices: 1}, nil
 			}
 			return requestMeta{}, badRequest(MsgModelRequired)
 		}

@@ -38,18 +38,17 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 	if c.meta.stream && c.ep.usage == usageChat && !c.meta.includeUsage {
 		set["stream_options"] = map[string]bool{"include_usage": true}
 	}
-	if len(set) == 1 && set["stream_options"] != nil && !bytes.Contains(body, []byte(`"stream_options"`)) {
-		// The common case, asking a stream for its usage, needs no decode:
-		// the field goes first in the object, the rest stays byte for byte.
-		body = injectField(body, `"stream_options":{"include_usage":true}`)
-		set = nil
+	if c.completionLimit > 0 {
+		set[c.completionField(body, model)] = c.completionLimit
 	}
 	if len(set) > 0 {
+		// The common cases, asking a stream for its usage and limiting the
+		// completion, need no decode (withFields).
 		var err error
 		if c.ep.multipart {
 			body, contentType, err = rewriteMultipartModel(contentType, body, model)
 		} else {
-			body, err = rewriteJSON(body, set)
+			body, err = withFields(body, set)
 		}
 		if err != nil {
 			return badRequest(MsgInvalidJSON)

@@ -228,7 +228,8 @@ func TestUnknownFieldsReachTheUpstreamUntouched(t *testing.T) {
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
-	sent := `{"model":"gpt-test","messages":[{"role":"user","content":"hi","name":"ann"}],` +
+	// With a completion limit sent, strict billing adds none.
+	sent := `{"model":"gpt-test","messages":[{"role":"user","content":"hi","name":"ann"}],"max_tokens":300,` +
 		`"foo_extra":{"x":1,"nested":[true,null,"s"]},"logit_bias":{"50256":-100},"seed":7,"user":"u-1"}`
 	if r := e.Call(g.Key, "POST", "/v1/chat/completions", sent); r.Status != http.StatusOK {
 		t.Fatalf("call: %d %s", r.Status, r.Body)

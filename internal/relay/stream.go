@@ -162,10 +162,16 @@ func (c *call) streamUsage(u openai.Usage, text string, final bool) {
 // channel in its own dialect, reading usage from message_start and
 // message_delta on the way.
 func (c *call) passthroughAnthropic(u *upstream) error {
-	body := c.body
+	body, set := c.body, map[string]any{}
 	if model := u.upstreamModel(c.meta.model); model != c.meta.model {
+		set["model"] = model
+	}
+	if c.completionLimit > 0 {
+		set["max_tokens"] = c.completionLimit
+	}
+	if len(set) > 0 {
 		var err error
-		if body, err = rewriteJSON(body, map[string]any{"model": model}); err != nil {
+		if body, err = withFields(body, set); err != nil {
 			return badRequest(MsgInvalidJSON)
 		}
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -11,14 +12,42 @@ import (
 var (
 	ErrUserQuota  = errors.New("insufficient user quota")
 	ErrTokenQuota = errors.New("insufficient token quota")
+	// ErrTokenQuotaShort is an ErrTokenQuota of a key that has quota left,
+	// only less than the call's Min: the key is not exhausted.
+	ErrTokenQuotaShort = fmt.Errorf("%w: less left than the call needs", ErrTokenQuota)
 )
 
 // ReserveOp asks to hold up to Amount of a user's balance and, when
 // TokenLimited, of the key's remaining quota, before a call is forwarded.
+// Min is the least hold the call accepts: when the balance or the key has
+// less than Min (at least 1) left, nothing is held and the reservation is
+// refused. Strict billing sets Min to what the call can cost at most when
+// that is bounded, so a call the money cannot cover is never forwarded.
 type ReserveOp struct {
 	UserID, TokenID int64
 	TokenLimited    bool
 	Amount          int64
+	Min             int64
+}
+
+// Need is the least amount a reservation must hold to succeed.
+func (op ReserveOp) Need() int64 { return max(op.Min, 1) }
+
+// RefusalOf is why op cannot be held from a user balance of userLeft and a
+// key remain_quota of tokenLeft, or nil when it can.
+func RefusalOf(op ReserveOp, userLeft, tokenLeft int64) error {
+	need := op.Need()
+	switch {
+	case userLeft < need:
+		return ErrUserQuota
+	case op.TokenLimited && tokenLeft <= 0:
+		return ErrTokenQuota
+	case op.TokenLimited && tokenLeft < need:
+		return ErrTokenQuotaShort
+	case op.Amount < need:
+		return ErrUserQuota
+	}
+	return nil
 }
 
 // ReserveResult is what a reservation held: at most the amount asked, capped
@@ -212,15 +241,8 @@ func (tx *Tx) reserve(ops []ReserveOp) ([]ReserveResult, error) {
 		if op.TokenLimited {
 			held = min(held, tokenLeft[op.TokenID])
 		}
-		switch {
-		case userLeft[op.UserID] <= 0:
-			results[i].Err = ErrUserQuota
-			continue
-		case op.TokenLimited && tokenLeft[op.TokenID] <= 0:
-			results[i].Err = ErrTokenQuota
-			continue
-		case held <= 0:
-			results[i].Err = ErrUserQuota
+		if err := RefusalOf(op, userLeft[op.UserID], tokenLeft[op.TokenID]); err != nil {
+			results[i].Err = err
 			continue
 		}
 		results[i].Held = held

@@ -17,14 +17,7 @@ type migration struct {
 }
 
 var migrations = []migration{
-	{"0001_initial_schema", func(s *Store, tx *gorm.DB) error {
-		if s.dialect == MySQL {
-			// A binary collation makes names compare as on SQLite and
-			// PostgreSQL: "GPT-4o" and "gpt-4o" are different models.
-			tx = tx.Set("gorm:table_options", "CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
-		}
-		return migration0001(tx)
-	}},
+	{"0001_initial_schema", binaryCollation(migration0001)},
 	{"0002_seed_group_prices", seedGroupPrices},
 	{"0003_reservations", binaryCollation(migration0003)},
 	{"0004_billing_dead_letters", binaryCollation(migration0004)},

@@ -80,6 +80,12 @@ type Behavior struct {
 	// PromptTokens, CompletionTokens and CachedTokens are the usage to
 	// report (defaults 12, 8 and 0). A negative value reports 0.
 	PromptTokens, CompletionTokens, CachedTokens int64
+	// HonourLimit caps the reported CompletionTokens at the request's
+	// completion limit when it sets one, as real upstreams stop there:
+	// max_completion_tokens, max_tokens or max_output_tokens (OpenAI),
+	// max_tokens (Anthropic), generationConfig.maxOutputTokens (Gemini).
+	// Without a limit the full CompletionTokens is reported.
+	HonourLimit bool
 	// OmitUsage reports no usage at all: no usage field in JSON, no usage
 	// chunk, usage object or usageMetadata in streams.
 	OmitUsage bool

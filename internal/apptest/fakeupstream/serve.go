@@ -9,6 +9,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -73,8 +74,14 @@ type fields struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	Messages       json.RawMessage `json:"messages"`
-	MaxTokens      json.RawMessage `json:"max_tokens"`
+	Messages  json.RawMessage `json:"messages"`
+	MaxTokens json.RawMessage `json:"max_tokens"`
+	// Completion limits other than max_tokens (Behavior.HonourLimit).
+	MaxCompletionTokens *int64 `json:"max_completion_tokens"`
+	MaxOutputTokens     *int64 `json:"max_output_tokens"`
+	GenerationConfig    *struct {
+		MaxOutputTokens *int64 `json:"maxOutputTokens"`
+	} `json:"generationConfig"`
 	Contents       json.RawMessage `json:"contents"`
 	Input          json.RawMessage `json:"input"`
 	N              int             `json:"n"`
@@ -133,6 +140,9 @@ func (s *Server) endpoint(dialect string, h handler) http.Handler {
 			return
 		}
 		x.b = s.next()
+		if lim := x.completionLimit(); x.b.HonourLimit && lim > 0 && x.b.CompletionTokens > lim {
+			x.b.CompletionTokens = lim
+		}
 		if err := x.answer(h); err == errCut {
 			// The stdlib's way to drop a response mid-body: the connection
 			// closes without the last chunk, so the client sees a truncated
@@ -285,4 +295,26 @@ func (c *ToolCall) arguments() string {
 		return "{}"
 	}
 	return c.Arguments
+}
+
+// completionLimit is the request's completion limit, 0 when it sets none:
+// the smallest of the fields it sent, as an upstream stops at the first.
+func (x *exchange) completionLimit() int64 {
+	var limits []int64
+	var n int64
+	if json.Unmarshal(x.body.MaxTokens, &n) == nil && n > 0 {
+		limits = append(limits, n)
+	}
+	for _, p := range []*int64{x.body.MaxCompletionTokens, x.body.MaxOutputTokens} {
+		if p != nil && *p > 0 {
+			limits = append(limits, *p)
+		}
+	}
+	if g := x.body.GenerationConfig; g != nil && g.MaxOutputTokens != nil && *g.MaxOutputTokens > 0 {
+		limits = append(limits, *g.MaxOutputTokens)
+	}
+	if len(limits) == 0 {
+		return 0
+	}
+	return slices.Min(limits)
 }

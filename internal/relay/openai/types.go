@@ -195,3 +195,24 @@ func StopWords(stop json.RawMessage) ([]string, error) {
 	err := json.Unmarshal(stop, &list)
 	return list, err
 }
+
+// CapCompletion lowers the request's completion limit to at most limit:
+// the field the client set (max_completion_tokens wins, as upstreams read
+// it), else a new max_completion_tokens when newField says so (reasoning
+// models), else a new max_tokens. A smaller limit the client sent stays.
+func (r *ChatRequest) CapCompletion(limit int, newField bool) {
+	switch {
+	case r.MaxCompletionTokens != nil:
+		if *r.MaxCompletionTokens > limit {
+			r.MaxCompletionTokens = &limit
+		}
+	case r.MaxTokens != nil:
+		if *r.MaxTokens > limit {
+			r.MaxTokens = &limit
+		}
+	case newField:
+		r.MaxCompletionTokens = &limit
+	default:
+		r.MaxTokens = &limit
+	}
+}
