@@ -36,11 +36,12 @@ var streamPaths = []struct {
 	{"gemini to openai ingress", 24, "/v1/chat/completions", false},
 }
 
-// leaveStream starts a stream, reads until the first content delta arrives
-// and disconnects; it returns when the client is gone.
+// leaveStream starts a stream (its limit of 6,000 tokens covers the 5,000
+// the fake reports, so strict billing holds enough), reads until the first
+// content delta arrives and disconnects; it returns when the client is gone.
 func leaveStream(t *testing.T, e *apptest.Env, key, path string) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"model": "gpt-test", "stream": true, "max_tokens": 100, "messages": streamHi})
+	body, _ := json.Marshal(map[string]any{"model": "gpt-test", "stream": true, "max_tokens": 6000, "messages": streamHi})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", e.Server.URL+path, bytes.NewReader(body))
