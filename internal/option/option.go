@@ -91,7 +91,7 @@ var definitions = map[string]definition{
 		s.RelayMaxBody = n << 20
 		return err
 	}},
-	DefaultCompletionSize: {"4096", func(s *Snapshot, v string) (err error) {
+	DefaultCompletionSize: {"16384", func(s *Snapshot, v string) (err error) {
 		s.DefaultMaxTokens, err = parseRange(v, 1, 10_000_000)
 		return err
 	}},

@@ -180,8 +180,8 @@ func TestStrictBillingOpenCompletion(t *testing.T) {
 					t.Errorf("%d of %d calls served from money worth 5 uncapped calls", ok, strictParallel)
 				}
 				for _, r := range s.up.Requests() {
-					if lim := tc.limit(t, r.Body); lim < 1 || lim > 4096 {
-						t.Fatalf("upstream got completion limit %d, want 1..4096 (DefaultCompletionSize): %s", lim, r.Body)
+					if lim := tc.limit(t, r.Body); lim < 1 || lim > 16384 {
+						t.Fatalf("upstream got completion limit %d, want 1..16384 (DefaultCompletionSize): %s", lim, r.Body)
 					}
 				}
 			})
@@ -297,18 +297,18 @@ func TestStrictBillingLimitOnTheWire(t *testing.T) {
 	g.Root.OK("POST", "/api/model_price/", map[string]any{"model_name": "o3-mini", "input_price": 2, "output_price": 8})
 	sent := `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}],"seed":7}`
 	for _, tc := range []struct{ sent, want string }{
-		{sent, `{"max_tokens":4096,` + sent[1:]},
-		{strings.Replace(sent, "gpt-test", "o3-mini", 1), `{"max_completion_tokens":4096,` + strings.Replace(sent, "gpt-test", "o3-mini", 1)[1:]},
+		{sent, `{"max_tokens":16384,` + sent[1:]},
+		{strings.Replace(sent, "gpt-test", "o3-mini", 1), `{"max_completion_tokens":16384,` + strings.Replace(sent, "gpt-test", "o3-mini", 1)[1:]},
 		{strings.Replace(sent, `"seed":7`, `"max_tokens":50`, 1), strings.Replace(sent, `"seed":7`, `"max_tokens":50`, 1)},
 		// A stream also gets its usage turned on, in the same single copy.
 		{strings.Replace(sent, `"seed":7`, `"stream":true`, 1),
-			`{"max_tokens":4096,"stream_options":{"include_usage":true},` + strings.Replace(sent, `"seed":7`, `"stream":true`, 1)[1:]},
-		// n completions: the hold covers n of them, each still 4096.
-		{strings.Replace(sent, `"seed":7`, `"n":2`, 1), `{"max_tokens":4096,` + strings.Replace(sent, `"seed":7`, `"n":2`, 1)[1:]},
+			`{"max_tokens":16384,"stream_options":{"include_usage":true},` + strings.Replace(sent, `"seed":7`, `"stream":true`, 1)[1:]},
+		// n completions: the hold covers n of them, each still 16384.
+		{strings.Replace(sent, `"seed":7`, `"n":2`, 1), `{"max_tokens":16384,` + strings.Replace(sent, `"seed":7`, `"n":2`, 1)[1:]},
 		// A limit the client sent as null is replaced (re-encoded: the
 		// field exists), in the field the client used.
 		{strings.Replace(sent, `"seed":7`, `"max_completion_tokens":null`, 1),
-			`{"max_completion_tokens":4096,"messages":[{"role":"user","content":"hi"}],"model":"gpt-test"}`},
+			`{"max_completion_tokens":16384,"messages":[{"role":"user","content":"hi"}],"model":"gpt-test"}`},
 	} {
 		if r := e.Call(g.Key, "POST", "/v1/chat/completions", tc.sent); r.Status != http.StatusOK {
 			t.Fatalf("call: %d %s", r.Status, r.Body)
