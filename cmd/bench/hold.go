@@ -23,12 +23,17 @@ type memResult struct {
 	Opened     int    `json:"opened"`   // got their first chunk
 	HeldKiB    int64  `json:"held_kib"`
 	MiBPer1000 figure `json:"mib_per_1000_streams"` // (held − idle) scaled to 1,000 opened streams
-	// AfterKiB is read SettleSeconds after the clients closed the streams;
-	// nothing is done to the target in between (no forced GC).
-	AfterKiB      int64   `json:"after_close_kib"`
-	SettleSeconds float64 `json:"settle_seconds"`
-	AfterOverIdle figure  `json:"after_over_idle"`
-	BackToIdle    bool    `json:"back_within_10pct"`
+	// AfterKiB is read SettleSeconds after the target let go of the last
+	// upstream stream (at most maxUpstreamRelease after the clients closed
+	// them); nothing is done to the target in between (no forced GC).
+	AfterKiB int64 `json:"after_close_kib"`
+	// UpstreamReleaseSeconds is how long after the clients closed their
+	// streams the target still read the upstream: the gateway reads an
+	// abandoned stream on for its usage (option StreamDrainSeconds).
+	UpstreamReleaseSeconds float64 `json:"upstream_release_seconds"`
+	SettleSeconds          float64 `json:"settle_seconds"`
+	AfterOverIdle          figure  `json:"after_over_idle"`
+	BackToIdle             bool    `json:"back_within_10pct"`
 	// UpstreamStillHeld counts streams the mock still held when RSS was
 	// read after the close: a gateway that does not cancel the upstream
 	// call when its client goes away leaves them open.
@@ -90,6 +95,11 @@ wait:
 	cancel()
 	wg.Wait()
 	tr.CloseIdleConnections()
+	closed := time.Now()
+	if err := waitUpstreamReleased(ctx, mockBase, maxUpstreamRelease); err != nil {
+		return res, err
+	}
+	res.UpstreamReleaseSeconds = time.Since(closed).Seconds()
 	select {
 	case <-time.After(settle):
 	case <-ctx.Done():
@@ -105,6 +115,29 @@ wait:
 		return res, err
 	}
 	return res, releaseMock(ctx, mockBase)
+}
+
+// maxUpstreamRelease bounds the wait for a target to let go of the upstream
+// streams its clients abandoned: longer than the gateway's default drain
+// grace (5 s), so the RSS read after it sees the target's work finished.
+const maxUpstreamRelease = 15 * time.Second
+
+// waitUpstreamReleased polls the mock until it holds no stream, or limit
+// passed (then the report's upstream_still_held says how many remain).
+func waitUpstreamReleased(ctx context.Context, mockBase string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		held, err := mockHeld(ctx, mockBase)
+		if err != nil || held == 0 {
+			return err
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // holdOne opens one held stream, reports when its first chunk arrived (or

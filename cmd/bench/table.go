@@ -30,8 +30,8 @@ func printReport(w io.Writer, r *report) {
 	fmt.Fprintln(w, "(stream: p50/p99 are the time to the first byte of the body; mock CPU is the upstream's, not counted in CPU µs/req)")
 	fmt.Fprintln(w)
 
-	const memRow = "%-8s %9s %9s %17s %13s %11s %19s\n"
-	fmt.Fprintf(w, memRow, "target", "idle MiB", "held MiB", "MiB/1000 streams", fmt.Sprintf("after %gs MiB", o.SettleSeconds),
+	const memRow = "%-8s %9s %9s %17s %17s %13s %11s %19s\n"
+	fmt.Fprintf(w, memRow, "target", "idle MiB", "held MiB", "MiB/1000 streams", "upstream freed s", fmt.Sprintf("after +%gs MiB", o.SettleSeconds),
 		"≤ idle+10%", "upstream left open")
 	for _, name := range []string{"mock", "proxy", "gateway"} {
 		m, ok := findMem(r.Memory, name)
@@ -47,7 +47,7 @@ func printReport(w io.Writer, r *report) {
 			fmt.Fprintf(w, "%-8s %9s  %s\n", name, idle, why)
 			continue
 		}
-		fmt.Fprintf(w, memRow, name, mib(m.IdleKiB), mib(m.HeldKiB), show(m.MiBPer1000, 1), mib(m.AfterKiB),
+		fmt.Fprintf(w, memRow, name, mib(m.IdleKiB), mib(m.HeldKiB), show(m.MiBPer1000, 1), strconv.FormatFloat(m.UpstreamReleaseSeconds, 'f', 1, 64), mib(m.AfterKiB),
 			yesNo(m.BackToIdle), strconv.FormatInt(m.UpstreamStillHeld, 10))
 		if m.Error != "" {
 			fmt.Fprintf(w, "%-8s %s\n", "", m.Error)

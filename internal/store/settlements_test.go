@@ -28,11 +28,15 @@ func consume(userID, cost int64, key string) store.SettleOp {
 }
 
 // A commit retried after its acknowledgement was lost applies the same
-// batch again: it must charge and log once.
+// batch again: it must charge and log once. SQLite cannot lose an
+// acknowledgement (the database is in the process) and records no keys.
 func TestSettlementBatchAppliedTwiceChargesOnce(t *testing.T) {
 	eachEngine(t, func(t *testing.T, db database) {
 		ctx := context.Background()
 		s := db.open(t, 0)
+		if s.Dialect() == store.SQLite {
+			t.Skip("SQLite commits are never ambiguous: no settlement keys")
+		}
 		u := newUser("payer")
 		u.Quota = 1000
 		if err := s.CreateUser(ctx, u); err != nil {
@@ -98,6 +102,9 @@ func TestDeadLetterReplayChargesOnce(t *testing.T) {
 			t.Fatalf("after replay: quota %d, used %d, logs %d; want 900, 100, 1", q, used, logs)
 		}
 
+		if s.Dialect() == store.SQLite {
+			return // a commit SQLite reported failed did not happen: nothing below can occur
+		}
 		// Committed, but the ledger never heard so and parked it.
 		committed := consume(u.ID, 40, "key-committed")
 		if _, err := s.ApplyBilling(ctx, nil, []store.SettleOp{committed}); err != nil {
