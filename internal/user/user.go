@@ -4,6 +4,7 @@ package user
 
 import (
 	"net/mail"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/textfield"
@@ -33,6 +34,7 @@ const RootUsername = "root"
 // Validation messages.
 const (
 	MsgUsernameLength    = "用户名长度必须在 3 到 20 个字符之间"
+	MsgUsernameSpace     = "用户名不能包含空格"
 	MsgDisplayNameLength = "显示名称不能超过 20 个字符"
 	MsgEmailInvalid      = "邮箱格式不正确"
 	MsgGroupInvalid      = "分组名称长度必须在 1 到 32 个字符之间"
@@ -56,12 +58,13 @@ func ValidateUsername(name string) string {
 	if n < 3 || n > 20 {
 		return MsgUsernameLength
 	}
-	for _, r := range name {
-		if r <= ' ' {
-			return MsgUsernameLength
-		}
+	if msg := usernameText.Validate(name); msg != "" {
+		return msg // NUL, control characters, invalid UTF-8
 	}
-	return usernameText.Validate(name)
+	if strings.ContainsRune(name, ' ') {
+		return MsgUsernameSpace
+	}
+	return ""
 }
 
 // ValidateUsernameText checks only that name is text a username column can

@@ -16,7 +16,8 @@ func TestTextRules(t *testing.T) {
 	}{
 		{"username ok", ValidateUsername("alice"), ""},
 		{"username unicode", ValidateUsername("爱丽丝"), ""},
-		{"username NUL", ValidateUsername("ali\x00ce"), MsgUsernameLength}, // its own rule: nothing ≤ space
+		{"username NUL", ValidateUsername("ali\x00ce"), bad("用户名")},
+		{"username space", ValidateUsername("ali ce"), MsgUsernameSpace},
 		{"username DEL", ValidateUsername("ali\x7fce"), bad("用户名")},
 		{"username C1", ValidateUsername("ali\u0085ce"), bad("用户名")},
 		{"username too long", ValidateUsername(strings.Repeat("a", 21)), MsgUsernameLength},
