@@ -126,6 +126,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		go a.repeat(bg, a.lease.RenewEvery, "renew billing lease", a.renewLease)
 		go a.repeat(bg, a.lease.SweepEvery, "release expired billing leases", a.releaseExpiredLeases)
 	}
+	// Each channel waits ChannelRecheckMinutes between its own retests;
+	// the minute tick only looks for channels that are due.
+	go a.repeat(bg, time.Minute, "retest auto-disabled channels", a.RecheckChannels)
 	go a.repeat(bg, time.Hour, "prune idempotency keys", func(ctx context.Context) error {
 		_, err := a.Store.PruneIdempotencyKeys(ctx)
 		return err
@@ -155,6 +158,11 @@ func (a *App) repeat(ctx context.Context, every time.Duration, what string, f fu
 		}
 	}
 }
+
+// RecheckChannels retests the channels the system disabled that are due
+// and re-enables the healthy ones (relay.RecheckChannels); the background
+// loop runs it every minute.
+func (a *App) RecheckChannels(ctx context.Context) error { return a.relay.RecheckChannels(ctx) }
 
 // loginThrottle counts failed logins in Redis when REDIS_CONN_STRING is set,
 // so every node sees them, and in memory otherwise.

@@ -145,10 +145,15 @@ func TestRateLimitedChannelCoolsDown(t *testing.T) {
 }
 
 func TestUpstreamKeyRefusedDisablesTheChannel(t *testing.T) {
-	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
-		t.Run(http.StatusText(status), func(t *testing.T) {
+	for name, refusal := range map[string]fakeupstream.Behavior{
+		"401":                 {Status: http.StatusUnauthorized},
+		"403 invalid_api_key": {Status: http.StatusForbidden, ErrorCode: "invalid_api_key"},
+		"403 account":         {Status: http.StatusForbidden, ErrorCode: "account_deactivated"},
+	} {
+		t.Run(name, func(t *testing.T) {
 			f := newFleet(t, 10, 0)
-			f.ups[0].Script(fakeupstream.Behavior{Status: status, ErrorMessage: "key revoked upstream-key"})
+			refusal.ErrorMessage = "key revoked upstream-key"
+			f.ups[0].Script(refusal)
 			wantReply(t, f.chat(""), "up1")
 			ch := f.g.ChannelState(f.ids[0])
 			if ch.Status != 3 || !strings.Contains(ch.LastError, "key revoked") || strings.Contains(ch.LastError, "upstream-key") {

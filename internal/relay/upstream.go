@@ -123,10 +123,12 @@ func (c *call) post(u *upstream, url string, body []byte, contentType string) (*
 }
 
 // send performs one upstream call. A connection error, a timeout, a 5xx or
-// a 429 is a retryable failure (a 429 also cools the channel down); a 401 or
-// 403 (Gemini: a 400 API_KEY_INVALID) means the channel's key is bad: the
-// channel is disabled automatically and another is tried. Other statuses
-// are returned for the caller to relay.
+// a 429 is a retryable failure (a 429 also cools the channel down). An
+// answer that refuses the channel's key (keyRefused: a 401, or a 403 or
+// Gemini 400 with the provider's invalid-key or account code) disables the
+// channel automatically and another is tried. Other statuses, other 403s
+// (a content refusal) included, are returned for the caller to relay: they
+// concern this request, not the channel.
 func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 	resp, err := c.rl.client.Do(req)
 	if err != nil {
@@ -144,13 +146,11 @@ func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 		return nil, c.failure(u, resp, true)
 	case status >= 500:
 		return nil, c.failure(u, resp, true)
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+	case status == http.StatusUnauthorized:
 		return nil, c.disable(u, c.failure(u, resp, true))
-	case status == http.StatusBadRequest && dialectOf(u.Type) == dialectGemini:
-		// Gemini refuses a bad key with 400 INVALID_ARGUMENT, reason
-		// API_KEY_INVALID, never 401. Other 400s are the request's fault.
-		head, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if bytes.Contains(head, []byte(`"API_KEY_INVALID"`)) {
+	case status == http.StatusForbidden || status == http.StatusBadRequest && dialectOf(u.Type) == dialectGemini:
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
+		if keyRefused(dialectOf(u.Type), status, head) {
 			resp.Body.Close()
 			detail := scrub(strings.TrimSpace(string(head)), u.Key)
 			f := &upstreamFailure{status: status, detail: detail[:min(len(detail), 2048)], retry: true}

@@ -75,6 +75,10 @@ type Behavior struct {
 	Status int
 	// ErrorMessage replaces the error body's standard message for Status.
 	ErrorMessage string
+	// ErrorType replaces the error's "type" (OpenAI, Anthropic); ErrorCode
+	// replaces OpenAI's "code" or sets the reason of Gemini's ErrorInfo
+	// detail: an upstream's way of saying why it refused.
+	ErrorType, ErrorCode string
 	// Reply is the assistant's text (default DefaultReply).
 	Reply string
 	// PromptTokens, CompletionTokens and CachedTokens are the usage to

@@ -164,6 +164,12 @@ func (x *exchange) answer(h handler) error {
 		if b.ErrorMessage != "" {
 			f.message = b.ErrorMessage
 		}
+		if b.ErrorType != "" {
+			f.kind = b.ErrorType
+		}
+		if b.ErrorCode != "" {
+			f.code = b.ErrorCode
+		}
 		writeFailure(x.w, x.dialect, f)
 		return nil
 	case b.Garbage:
