@@ -53,6 +53,7 @@ func New(d Deps) *Server {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	auth.DummyHash(d.PasswordCost) // made now, not on the first unknown-user login
 	return &Server{Deps: d}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -154,21 +155,28 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Fail(msg)
 	}
 	ip := clientIP(r)
-	if ok, _ := s.Throttle.Allow(req.Username, ip); !ok {
+	// The attempt counts before the password is checked, so parallel
+	// guesses cannot all pass the limit at once.
+	attempt, ok, _ := s.Throttle.Reserve(req.Username, ip)
+	if !ok {
 		return httpx.FailStatus(http.StatusTooManyRequests, auth.MsgTooManyAttempts)
 	}
 	u, err := s.Store.UserByUsername(r.Context(), req.Username)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	if err != nil || !auth.CheckPassword(u.PasswordHash, req.Password) {
-		s.Throttle.Failed(req.Username, ip)
+	hash := u.PasswordHash
+	if err != nil {
+		// An unknown username costs one bcrypt comparison like a known one.
+		hash = auth.DummyHash(s.PasswordCost)
+	}
+	if !auth.CheckPassword(hash, req.Password) || err != nil {
 		return httpx.Fail(MsgLoginFailed)
 	}
 	if u.Status != user.StatusEnabled {
 		return httpx.Fail(MsgUserBanned)
 	}
-	s.Throttle.Succeeded(req.Username, ip)
+	s.Throttle.Refund(attempt)
 	s.Sessions.Issue(w, r, u.ID, u.SessionVersion)
 	return httpx.OK(w, viewSelf(&u))
 }
@@ -186,9 +194,16 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// logout clears the session cookie of this browser. Other sessions of the
-// user stay valid; a password change ends them all.
+// logout ends every session of the user, this browser's and all others, and
+// clears the cookie. Cookies are stateless, so ending one alone would need a
+// server-side list of revoked cookies; ending all is the rule that is always
+// right (docs/api.md, Authentication). A stale or forged cookie ends nothing.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+	if sess, ok := s.Sessions.Read(r, time.Now()); ok {
+		if err := s.Store.EndSessionsOf(r.Context(), sess.UserID, sess.Version); err != nil {
+			return err
+		}
+	}
 	s.Sessions.Clear(w)
 	return httpx.OKMessage(w, MsgLoggedOut)
 }
@@ -248,10 +263,8 @@ func (s *Server) deleteSelf(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Fail(MsgRootCannotDelete)
 	}
 	deleted := user.StatusDeleted
+	// The status change ends the sessions in the same transaction.
 	if err := s.Store.UpdateUser(r.Context(), me.ID, store.UserPatch{Status: &deleted}, nil); err != nil {
-		return err
-	}
-	if err := s.Store.EndSessions(r.Context(), me.ID); err != nil {
 		return err
 	}
 	s.Sessions.Clear(w)

@@ -300,14 +300,10 @@ func (s *Server) deleteUser(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OKMessage(w, "")
 }
 
+// setUserStatus changes a status; the store ends the user's sessions in the
+// same transaction.
 func (s *Server) setUserStatus(r *http.Request, id int64, status int) error {
-	if err := s.Store.UpdateUser(r.Context(), id, store.UserPatch{Status: &status}, nil); err != nil {
-		return err
-	}
-	if status != user.StatusEnabled {
-		return s.Store.EndSessions(r.Context(), id)
-	}
-	return nil
+	return s.Store.UpdateUser(r.Context(), id, store.UserPatch{Status: &status}, nil)
 }
 
 type manageRequest struct {
@@ -358,14 +354,11 @@ func (s *Server) manageUser(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return httpx.Fail(MsgUnknownAction)
 	}
+	// A role or status change ends the user's sessions in the same
+	// transaction (store.UpdateUser).
 	err = s.Store.UpdateUser(r.Context(), target.ID, store.UserPatch{Role: &target.Role, Status: &target.Status}, nil)
 	if err != nil {
 		return err
-	}
-	if target.Status != user.StatusEnabled {
-		if err := s.Store.EndSessions(r.Context(), target.ID); err != nil {
-			return err
-		}
 	}
 	return httpx.OK(w, manageResponse{Role: target.Role, Status: target.Status})
 }

@@ -199,11 +199,15 @@ func TestAdminRoleBoundaries(t *testing.T) {
 	admin.OK("POST", "/api/user/manage", map[string]string{"username": "user1", "action": "disable"})
 	admin.OK("POST", "/api/user/manage", map[string]string{"username": "user1", "action": "enable"})
 
-	// Demotion takes effect on the admin's next request.
+	// Demotion ends the admin's sessions; logged in again it is a user.
 	admin.OK("GET", "/api/user/", nil)
 	root.OK("POST", "/api/user/manage", map[string]string{"username": "admin1", "action": "demote"})
+	admin.Fail("GET", "/api/user/", nil, http.StatusUnauthorized, api.MsgNotLoggedIn)
+	admin.Login("admin1", "password-admin1")
 	admin.Fail("GET", "/api/user/", nil, http.StatusOK, api.MsgNoPermission)
 	root.OK("POST", "/api/user/manage", map[string]string{"username": "admin1", "action": "promote"})
+	admin.Fail("GET", "/api/user/", nil, http.StatusUnauthorized, api.MsgNotLoggedIn)
+	admin.Login("admin1", "password-admin1")
 	admin.OK("GET", "/api/user/", nil)
 	_ = adminID
 }

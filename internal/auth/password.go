@@ -3,8 +3,11 @@
 package auth
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -60,5 +63,30 @@ func HashPasswordCost(pw string, cost int) (string, error) {
 // CheckPassword reports whether pw matches hash. The comparison is constant
 // time; a malformed or empty hash never matches.
 func CheckPassword(hash, pw string) bool {
+	passwordChecks.Add(1)
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
+}
+
+// passwordChecks counts CheckPassword calls, for tests that assert how many
+// guesses a login path evaluated (PasswordChecks).
+var passwordChecks atomic.Int64
+
+// PasswordChecks is the number of CheckPassword calls so far in this process.
+func PasswordChecks() int64 { return passwordChecks.Load() }
+
+var dummyHashes sync.Map // cost → hash
+
+// DummyHash is a hash, at cost (0: the default), of a random password no one
+// knows. A login for an unknown username is checked against it, so it takes
+// as long as one for a known username and timing does not tell which exist.
+func DummyHash(cost int) string {
+	if h, ok := dummyHashes.Load(cost); ok {
+		return h.(string)
+	}
+	h, err := HashPasswordCost(rand.Text(), cost)
+	if err != nil {
+		panic(err) // a 26-byte password at a valid cost always hashes
+	}
+	actual, _ := dummyHashes.LoadOrStore(cost, h)
+	return actual.(string)
 }

@@ -74,12 +74,81 @@ func NewLoginThrottle(now func() time.Time) *LoginThrottle {
 	return &LoginThrottle{now: now, fails: make(map[throttleKey][]int64), maxKeys: defaultMaxKeys}
 }
 
-// Allow reports whether a login for username from ip may be attempted now.
-// When it may not, retryAfter is how long until it may.
+// Attempt is a login attempt Reserve counted. Refund takes it back.
+type Attempt struct {
+	username, ip string
+	at           int64  // unix nanos: the time stored in memory
+	member       string // the member stored in Redis (SharedLoginThrottle)
+}
+
+// Reserve counts a login attempt for username from ip before its password is
+// checked, and reports whether it may go ahead. Checking and counting happen
+// under one lock, so of any number of parallel attempts at most the limit
+// are let through to the (slow) password check. A refused attempt is not
+// counted. When refused, retryAfter is how long until an attempt may be made.
+func (t *LoginThrottle) Reserve(username, ip string) (a Attempt, ok bool, retryAfter time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now, cutoff := t.tick()
+	if retryAfter = t.wait(username, ip, cutoff); retryAfter > 0 {
+		return Attempt{}, false, retryAfter
+	}
+	t.record(username, ip, now, cutoff)
+	return Attempt{username: username, ip: ip, at: now}, true, 0
+}
+
+// Refund is called when a reserved attempt logged in: it clears the
+// (username, ip) counter (Succeeded) and takes the attempt off the ip and
+// username counters, so successful logins never count towards a limit.
+func (t *LoginThrottle) Refund(a Attempt) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tick()
+	keys := keysFor(a.username, a.ip)
+	delete(t.fails, keys[0])
+	t.uncount(a, keys[1:])
+}
+
+// cancel takes back an attempt that was not made after all (the shared
+// throttle refused it), leaving the counters as they were before Reserve.
+func (t *LoginThrottle) cancel(a Attempt) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keys := keysFor(a.username, a.ip)
+	t.uncount(a, keys[:])
+}
+
+// uncount removes a's time from the counters keys. Called with t.mu held.
+func (t *LoginThrottle) uncount(a Attempt, keys []throttleKey) {
+	for _, k := range keys {
+		ts := t.fails[k]
+		for i := len(ts) - 1; i >= 0; i-- {
+			if ts[i] == a.at {
+				ts = append(ts[:i], ts[i+1:]...)
+				break
+			}
+		}
+		if len(ts) == 0 {
+			delete(t.fails, k)
+		} else {
+			t.fails[k] = ts
+		}
+	}
+}
+
+// Allow reports whether a login for username from ip may be attempted now,
+// without counting it. When it may not, retryAfter is how long until it may.
 func (t *LoginThrottle) Allow(username, ip string) (ok bool, retryAfter time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	_, cutoff := t.tick()
+	retryAfter = t.wait(username, ip, cutoff)
+	return retryAfter == 0, retryAfter
+}
+
+// wait is how long until every counter of (username, ip) is below its
+// limit; 0 when they are now. Called with t.mu held.
+func (t *LoginThrottle) wait(username, ip string, cutoff int64) (retryAfter time.Duration) {
 	for _, k := range keysFor(username, ip) {
 		ts := t.trim(k, cutoff)
 		if n := k.limit(); len(ts) >= n {
@@ -88,7 +157,7 @@ func (t *LoginThrottle) Allow(username, ip string) (ok bool, retryAfter time.Dur
 			retryAfter = max(retryAfter, time.Duration(ts[len(ts)-n]-cutoff))
 		}
 	}
-	return retryAfter == 0, retryAfter
+	return retryAfter
 }
 
 // Failed records a failed login for username from ip against all three rules.
@@ -96,6 +165,11 @@ func (t *LoginThrottle) Failed(username, ip string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now, cutoff := t.tick()
+	t.record(username, ip, now, cutoff)
+}
+
+// record counts an attempt at now. Called with t.mu held.
+func (t *LoginThrottle) record(username, ip string, now, cutoff int64) {
 	for _, k := range keysFor(username, ip) {
 		ts := t.trim(k, cutoff)
 		if n := k.limit(); len(ts) >= n {

@@ -127,8 +127,9 @@ type QuotaChange struct {
 	Before, After int64
 }
 
-// UpdateUser applies p to user id. A password change also bumps the session
-// version, which ends the user's existing sessions. A quota change whose
+// UpdateUser applies p to user id. A change of password, role or status also
+// bumps the session version in the same transaction, which ends the user's
+// existing sessions: a cookie never outlives the rights it was issued for. A quota change whose
 // Before is not the balance any more changes nothing and returns
 // ErrBalanceMoved. audit, when not nil, gets the row as it was before the
 // change (read under lock) and may return a log to write in the same
@@ -154,6 +155,9 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, p UserPatch, audit fun
 		var before User
 		if err := tx.forUpdate().Where("id = ?", id).Take(&before).Error; err != nil {
 			return err
+		}
+		if (p.Role != nil && *p.Role != before.Role) || (p.Status != nil && *p.Status != before.Status) {
+			set["session_version"] = gorm.Expr("session_version + 1")
 		}
 		if p.Quota != nil {
 			if err := tx.moveUserQuota(id, *p.Quota); err != nil {
@@ -196,13 +200,15 @@ func (s *Store) SetAccessToken(ctx context.Context, id int64, token string) erro
 	})
 }
 
-// EndSessions bumps the user's session version so every cookie issued before
-// stops working.
-func (s *Store) EndSessions(ctx context.Context, id int64) error {
-	return s.write(ctx, "end sessions", func(tx *Tx) error {
-		err := tx.db.Model(&User{}).Where("id = ?", id).Update("session_version", gorm.Expr("session_version + 1")).Error
-		if err != nil {
-			return err
+// EndSessionsOf bumps the user's session version from version, so every
+// cookie issued before stops working. It changes nothing when the version
+// has moved on already: a stale cookie cannot end the sessions of today.
+func (s *Store) EndSessionsOf(ctx context.Context, id, version int64) error {
+	return s.write(ctx, "end sessions of version", func(tx *Tx) error {
+		res := tx.db.Model(&User{}).Where("id = ? AND session_version = ?", id, version).
+			Update("session_version", gorm.Expr("session_version + 1"))
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
 		}
 		return tx.changed("users", "UPDATE", id)
 	})
