@@ -31,6 +31,10 @@ type fakeUpstream struct {
 	url   string
 	end   idleEnd
 	stall atomic.Bool // hold every request without answering
+	// oncePerConn closes a connection when a second request starts on it,
+	// unread: a keep-alive close racing the client's write, which no check
+	// before the write can see.
+	oncePerConn bool
 	done  chan struct{}
 
 	mu    sync.Mutex
@@ -68,7 +72,7 @@ func (f *fakeUpstream) serve(nc net.Conn) {
 	defer nc.Close()
 	go func() { <-f.done; nc.Close() }()
 	br := bufio.NewReader(nc)
-	for {
+	for served := 0; ; served++ {
 		nc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		if _, err := br.Peek(1); err != nil {
 			var ne net.Error
@@ -78,6 +82,9 @@ func (f *fakeUpstream) serve(nc net.Conn) {
 			return
 		}
 		nc.SetReadDeadline(time.Time{})
+		if f.oncePerConn && served > 0 {
+			return
+		}
 		req, err := http.ReadRequest(br)
 		if err != nil {
 			return
@@ -204,5 +211,38 @@ func TestHeaderTimeoutIsNeverRetried(t *testing.T) {
 				t.Fatalf("the stalled call reached the upstream %d times, want 1", n)
 			}
 		})
+	}
+}
+
+// A close racing the write fails the call on a reused connection before
+// any answer; h1 sends it once more on a newly dialled connection, never
+// on another pooled one (they may all be closing). net/http does not
+// resend a POST there, so this one holds h1 alone.
+func TestCloseRacingTheWriteIsRetriedOnAFreshConnection(t *testing.T) {
+	f := newFakeUpstream(t, idleClose, false)
+	f.oncePerConn = true
+	tr := New(nil)
+	// A burst fills the pool; the calls after it find only connections
+	// about to close.
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range errs {
+		wg.Go(func() { errs[i] = call(tr, f.url, fmt.Sprint("burst-", i)) })
+	}
+	wg.Wait()
+	for i := range 10 {
+		errs = append(errs, call(tr, f.url, fmt.Sprint("next-", i)))
+	}
+	for i, err := range errs {
+		id := fmt.Sprint("burst-", i)
+		if i >= 10 {
+			id = fmt.Sprint("next-", i-10)
+		}
+		if err != nil {
+			t.Errorf("call %s: %v", id, err)
+		}
+		if n := f.received(id); n != 1 {
+			t.Errorf("call %s reached the upstream %d times, want 1", id, n)
+		}
 	}
 }
