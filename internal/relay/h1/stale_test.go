@@ -35,7 +35,7 @@ type fakeUpstream struct {
 	// unread: a keep-alive close racing the client's write, which no check
 	// before the write can see.
 	oncePerConn bool
-	done  chan struct{}
+	done        chan struct{}
 
 	mu    sync.Mutex
 	calls map[string]int
