@@ -246,3 +246,23 @@ func TestCloseRacingTheWriteIsRetriedOnAFreshConnection(t *testing.T) {
 		}
 	}
 }
+
+// A request that closes its connection (the channel test) gets a newly
+// dialled one: it answers whether the upstream is reachable now.
+func TestClosingRequestDialsFresh(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	tr := New(nil)
+	for _, closing := range []bool{false, true} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("x"))
+		req.Close = closing
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if n := conns.Load(); n != 2 {
+		t.Fatalf("connections %d, want 2: the closing request must not take the pooled one", n)
+	}
+}
