@@ -24,6 +24,10 @@ import (
 	"time"
 )
 
+// handshakeTimeout bounds a TLS handshake, as net/http's
+// TLSHandshakeTimeout does for the fallback transport.
+const handshakeTimeout = 10 * time.Second
+
 // Transport is an http.RoundTripper. The zero value is not usable; use New.
 type Transport struct {
 	// MaxIdlePerHost bounds the idle connections kept per host.
@@ -192,7 +196,10 @@ func (t *Transport) get(req *http.Request, fresh bool) (*conn, bool, error) {
 		}
 		cfg.ServerName, cfg.NextProtos = req.URL.Hostname(), []string{"http/1.1"}
 		tc := tls.Client(nc, cfg)
-		if err := tc.HandshakeContext(req.Context()); err != nil {
+		hctx, cancel := context.WithTimeout(req.Context(), handshakeTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
 			nc.Close()
 			return nil, false, err
 		}
