@@ -220,10 +220,13 @@ func (c *call) forward() error {
 		c.channel = nil // nothing reached the client: the attempt bills nothing
 		last = err
 		var fail *upstreamFailure
-		if !errors.As(err, &fail) || !fail.retry {
+		if !errors.As(err, &fail) {
 			break
 		}
-		c.rl.Log.Warn("upstream failed, trying another channel", "channel", u.ID, "status", fail.status, "request_id", c.requestID)
+		c.logFailure(u, fail)
+		if !fail.retry {
+			break
+		}
 	}
 	if last == nil {
 		return errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
@@ -233,6 +236,17 @@ func (c *call) forward() error {
 		return fail.clientError()
 	}
 	return last
+}
+
+// logFailure records why channel u failed: the status it answered, or the
+// transport error's cause (refused, reset, timeout) when it answered none.
+func (c *call) logFailure(u *upstream, fail *upstreamFailure) {
+	attrs := []any{"channel", u.ID, "request_id", c.requestID}
+	if fail.status != 0 {
+		attrs = append(attrs, "status", fail.status)
+	}
+	attrs = append(attrs, "cause", fail.detail[:min(len(fail.detail), 512)], "retry", fail.retry)
+	c.rl.Log.Warn("upstream failed", attrs...)
 }
 
 // choose picks the next channel: the pinned one (once), or by priority and

@@ -38,6 +38,9 @@ func (rl *Relay) TestChannel(ctx context.Context, ch store.Channel, model string
 	}
 	httpReq.Header.Set("Content-Type", "application/json")
 	setCredentials(httpReq.Header, u)
+	// A test on its own new connection says whether the upstream is
+	// reachable now, not whether a pooled connection is still open.
+	httpReq.Close = true
 	start := time.Now()
 	resp, err := rl.client.Do(httpReq)
 	if err != nil {

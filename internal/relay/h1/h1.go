@@ -20,8 +20,13 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 )
+
+// handshakeTimeout bounds a TLS handshake, as net/http's
+// TLSHandshakeTimeout does for the fallback transport.
+const handshakeTimeout = 10 * time.Second
 
 // Transport is an http.RoundTripper. The zero value is not usable; use New.
 type Transport struct {
@@ -56,6 +61,7 @@ func New(fallback http.RoundTripper) *Transport {
 
 type conn struct {
 	net.Conn
+	raw      net.Conn // the TCP connection under TLS, for the stale check
 	br       *bufio.Reader
 	key      string
 	idleFrom time.Time
@@ -72,19 +78,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		return nil, errors.New("h1: unsupported scheme " + req.URL.Scheme)
 	}
-	for attempt := 0; ; attempt++ {
-		c, reused, err := t.get(req)
+	fresh := req.Close // a request that closes its connection gets its own
+	for {
+		c, reused, err := t.get(req, fresh)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := t.exchange(c, req)
+		resp, unsent, err := t.exchange(c, req)
 		if err == nil {
 			return resp, nil
 		}
 		c.Close()
-		// A kept-alive connection the server had closed fails before any
-		// answer: send again on a new one when the body can be replayed.
-		if !reused || attempt > 0 || req.Context().Err() != nil || (req.Body != nil && req.GetBody == nil) {
+		// A kept-alive connection the server closed while we wrote (the
+		// stale check cannot see a close racing the write) fails before any
+		// answer: send once more on a newly dialled connection, when the
+		// body can be replayed. Never after a timeout or once the answer
+		// began: the upstream may be running the request.
+		if !unsent || !reused || fresh || req.Context().Err() != nil || (req.Body != nil && req.GetBody == nil) {
 			return nil, err
 		}
 		if req.GetBody != nil {
@@ -92,11 +102,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
+		fresh = true
 	}
 }
 
 // exchange writes the request and reads the response headers on c.
-func (t *Transport) exchange(c *conn, req *http.Request) (*http.Response, error) {
+// unsent reports a failure that proves the upstream application never got
+// the request: the write failed, or the connection ended (EOF, reset)
+// before the first byte of an answer. A timeout is never unsent.
+func (t *Transport) exchange(c *conn, req *http.Request) (resp *http.Response, unsent bool, err error) {
 	stop := context.AfterFunc(req.Context(), func() { c.Close() })
 	bw, _ := t.bufs.Get().(*bufio.Writer)
 	if bw == nil {
@@ -104,7 +118,7 @@ func (t *Transport) exchange(c *conn, req *http.Request) (*http.Response, error)
 	} else {
 		bw.Reset(c)
 	}
-	err := req.Write(bw)
+	err = req.Write(bw)
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -112,17 +126,32 @@ func (t *Transport) exchange(c *conn, req *http.Request) (*http.Response, error)
 	t.bufs.Put(bw)
 	if err != nil {
 		stop()
-		return nil, t.contextErr(req, err)
+		var ne net.Error
+		return nil, !(errors.As(err, &ne) && ne.Timeout()), t.contextErr(req, err)
 	}
 	c.SetReadDeadline(time.Now().Add(t.HeaderTimeout))
-	resp, err := http.ReadResponse(c.br, req)
+	if _, err = c.br.Peek(1); err != nil {
+		c.SetReadDeadline(time.Time{})
+		stop()
+		return nil, closedBeforeAnswer(err), t.contextErr(req, err)
+	}
+	resp, err = http.ReadResponse(c.br, req)
 	c.SetReadDeadline(time.Time{})
 	if err != nil {
 		stop()
-		return nil, t.contextErr(req, err)
+		return nil, false, t.contextErr(req, err)
 	}
 	resp.Body = &body{ReadCloser: resp.Body, t: t, c: c, stop: stop, reusable: !resp.Close && !req.Close}
-	return resp, nil
+	return resp, false, nil
+}
+
+// closedBeforeAnswer reports a read error that is the peer ending the
+// connection (EOF, reset), not a timeout or a local close.
+func closedBeforeAnswer(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	return false
 }
 
 // contextErr prefers the context's error when the context ended the call.
@@ -133,24 +162,33 @@ func (t *Transport) contextErr(req *http.Request, err error) error {
 	return err
 }
 
-// get returns an idle connection to req's host, or dials one.
-func (t *Transport) get(req *http.Request) (*conn, bool, error) {
+// get returns an idle connection to req's host that the upstream has not
+// closed, or dials one; fresh always dials.
+func (t *Transport) get(req *http.Request, fresh bool) (*conn, bool, error) {
 	key := req.URL.Scheme + "://" + canonicalAddr(req)
-	t.mu.Lock()
-	for list := t.idle[key]; len(list) > 0; list = t.idle[key] {
+	for !fresh {
+		t.mu.Lock()
+		list := t.idle[key]
+		if len(list) == 0 {
+			t.mu.Unlock()
+			break
+		}
 		c := list[len(list)-1]
 		t.idle[key] = list[:len(list)-1]
-		if time.Since(c.idleFrom) < t.IdleTimeout {
-			t.mu.Unlock()
+		t.mu.Unlock()
+		// Upstreams close idle connections on their own schedule (Node,
+		// uvicorn and vLLM after 5 s, nginx after 60-75 s): check before
+		// reuse rather than guess their timeout.
+		if time.Since(c.idleFrom) < t.IdleTimeout && c.br.Buffered() == 0 && !closedByPeer(c.raw) {
 			return c, true, nil
 		}
 		c.Close()
 	}
-	t.mu.Unlock()
 	nc, err := t.dialer.DialContext(req.Context(), "tcp", canonicalAddr(req))
 	if err != nil {
 		return nil, false, err
 	}
+	raw := nc
 	if req.URL.Scheme == "https" {
 		cfg := &tls.Config{}
 		if t.TLS != nil {
@@ -158,13 +196,16 @@ func (t *Transport) get(req *http.Request) (*conn, bool, error) {
 		}
 		cfg.ServerName, cfg.NextProtos = req.URL.Hostname(), []string{"http/1.1"}
 		tc := tls.Client(nc, cfg)
-		if err := tc.HandshakeContext(req.Context()); err != nil {
+		hctx, cancel := context.WithTimeout(req.Context(), handshakeTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
 			nc.Close()
 			return nil, false, err
 		}
 		nc = tc
 	}
-	return &conn{Conn: nc, br: bufio.NewReaderSize(nc, 4<<10), key: key}, false, nil
+	return &conn{Conn: nc, raw: raw, br: bufio.NewReaderSize(nc, 4<<10), key: key}, false, nil
 }
 
 // put keeps c for reuse, or closes it when the host has enough idle ones.
