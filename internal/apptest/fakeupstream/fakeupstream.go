@@ -104,6 +104,14 @@ type Behavior struct {
 	// deltas, without the stream's proper end ([DONE], message_stop, a
 	// finishReason); 0 never does.
 	FailAfter int
+	// ResetOnCut makes FailAfter's cut a TCP reset instead of a close, so
+	// the client reads a network error that names both addresses
+	// ("read tcp 127.0.0.1:…->127.0.0.1:…: connection reset by peer").
+	ResetOnCut bool
+	// Header is added to the answer's headers, error answers included, as
+	// real upstreams add their own (openai-organization, set-cookie,
+	// x-ratelimit-*).
+	Header http.Header
 	// ToolCall answers with a function call instead of text.
 	ToolCall *ToolCall
 	// Hang sends the status and headers, then blocks until the client goes
