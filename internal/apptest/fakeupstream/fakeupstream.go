@@ -26,7 +26,9 @@
 // standing one (SetBehavior), and is answered from it. Responses echo the
 // request's model; ids count up per server ("chatcmpl-fake7", "msg_fake7").
 // A cut stream (FailAfter) drops the connection mid-body, so clients read an
-// unexpected EOF, never a clean end. When the test ends, hanging and delayed
+// unexpected EOF, never a clean end (ResetOnCut: a connection reset). Extra
+// response headers (Behavior.Header) stand for what real upstreams and their
+// proxies add. When the test ends, hanging and delayed
 // requests return so the server can close.
 //
 // Usage reports Behavior's numbers exactly, in each API's own terms, so the
