@@ -104,7 +104,7 @@ func (s *Server) listLogs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeLogs(w, r, f)
+	return s.writeLogs(w, r, f, false)
 }
 
 func (s *Server) listSelfLogs(w http.ResponseWriter, r *http.Request) error {
@@ -112,7 +112,7 @@ func (s *Server) listSelfLogs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeLogs(w, r, f)
+	return s.writeLogs(w, r, f, true)
 }
 
 func (s *Server) searchLogs(w http.ResponseWriter, r *http.Request) error {
@@ -123,7 +123,7 @@ func (s *Server) searchLogs(w http.ResponseWriter, r *http.Request) error {
 	if f.Keyword, err = searchKeyword(r); err != nil {
 		return err
 	}
-	return s.writeLogs(w, r, f)
+	return s.writeLogs(w, r, f, false)
 }
 
 func (s *Server) searchSelfLogs(w http.ResponseWriter, r *http.Request) error {
@@ -134,10 +134,13 @@ func (s *Server) searchSelfLogs(w http.ResponseWriter, r *http.Request) error {
 	if f.Keyword, err = searchKeyword(r); err != nil {
 		return err
 	}
-	return s.writeLogs(w, r, f)
+	return s.writeLogs(w, r, f, true)
 }
 
-func (s *Server) writeLogs(w http.ResponseWriter, r *http.Request, f store.LogFilter) error {
+// writeLogs answers a page of logs. own is a user's view of their own logs:
+// channel_id is 0 there, as on logs without a channel, since which upstream
+// served a call is the operator's business (docs/decisions/logs.md).
+func (s *Server) writeLogs(w http.ResponseWriter, r *http.Request, f store.LogFilter, own bool) error {
 	pg, err := page(r)
 	if err != nil {
 		return err
@@ -149,6 +152,9 @@ func (s *Server) writeLogs(w http.ResponseWriter, r *http.Request, f store.LogFi
 	views := make([]logView, len(logs))
 	for i := range logs {
 		views[i] = viewLog(&logs[i])
+		if own {
+			views[i].ChannelID = 0
+		}
 	}
 	return httpx.OKList(w, views, total)
 }

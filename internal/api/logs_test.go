@@ -384,3 +384,33 @@ func TestUserDashboard(t *testing.T) {
 		t.Errorf("empty dashboard data = %s", r.Data)
 	}
 }
+
+// TestSelfLogsHideChannel: which upstream channel served a call is the
+// operator's business; a user's own logs show channel_id 0, the admin's
+// views the channel.
+func TestSelfLogsHideChannel(t *testing.T) {
+	f := newLogFixture(t)
+	for _, path := range []string{"/api/log/self", "/api/log/self/search", "/api/log/self/search?keyword=gpt"} {
+		var rows []logRow
+		f.alice.OK("GET", path, nil).Decode(t, &rows)
+		if len(rows) == 0 {
+			t.Fatalf("GET %s: no rows", path)
+		}
+		for _, l := range rows {
+			if l.ChannelID != 0 {
+				t.Errorf("GET %s: log %d shows channel_id %d to its user", path, l.ID, l.ChannelID)
+			}
+		}
+	}
+	for _, path := range []string{"/api/log/?username=alice", "/api/log/search?keyword=alice"} {
+		var rows []logRow
+		f.e.Root().OK("GET", path, nil).Decode(t, &rows)
+		channels := map[int64]bool{}
+		for _, l := range rows {
+			channels[l.ChannelID] = true
+		}
+		if !channels[1] || !channels[2] || channels[0] {
+			t.Errorf("GET %s: admin sees channels %v, want 1 and 2", path, channels)
+		}
+	}
+}

@@ -138,8 +138,8 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 			break
 		}
 		if err != nil {
-			if !d.left() {
-				writeStreamError(c.w, c.streamBrokenMessage(err))
+			if !d.left() { // after the client left, the grace's end cuts the stream
+				writeStreamError(c.w, c.streamBroken(err))
 				rc.Flush()
 			}
 			break
@@ -169,13 +169,17 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 	return nil
 }
 
-// streamBrokenMessage is what a client still connected is told when the
-// upstream stream broke, or was ended by a shutdown.
-func (c *call) streamBrokenMessage(err error) string {
+// streamBroken logs why the upstream stream broke and returns what a client
+// still connected is told: a generic text with the request id, never the
+// error itself, which names the upstream's address ("read tcp
+// 10.0.0.5:41234->203.0.113.7:443: connection reset by peer").
+func (c *call) streamBroken(err error) string {
 	if c.rl.ending() {
 		return "stream ended: the gateway is shutting down"
 	}
-	return "upstream stream broken: " + scrub(err.Error(), c.channel.Key)
+	c.rl.Log.Warn("upstream stream broken", "request_id", c.requestID, "channel", c.channel.ID,
+		"err", scrub(err.Error(), c.channel.Key))
+	return "upstream stream broken (request id " + c.requestID + ")"
 }
 
 // finishUnreported counts tokens locally when the stream carried no usage.

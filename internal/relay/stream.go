@@ -89,7 +89,7 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 		return nil
 	}
 	if failure != nil {
-		c.writeStreamFailure(failure)
+		c.writeStreamFailure(c.streamBroken(failure))
 		rc.Flush()
 		return nil
 	}
@@ -127,10 +127,9 @@ func (c *call) writeChunk(msgs *anthropic.MessagesStream, chunk *openai.ChatChun
 	return nil
 }
 
-// writeStreamFailure reports a broken upstream stream in the ingress
-// dialect's stream error shape.
-func (c *call) writeStreamFailure(err error) {
-	msg := c.streamBrokenMessage(err)
+// writeStreamFailure reports a broken upstream stream (streamBroken's msg)
+// in the ingress dialect's stream error shape.
+func (c *call) writeStreamFailure(msg string) {
 	if c.ep.ingress == dialectAnthropic {
 		b, _ := json.Marshal(anthropic.ErrorResponse{Type: "error", Error: anthropic.ErrorDetail{Type: "api_error", Message: msg}})
 		sse.Write(c.w, "error", b)
@@ -220,7 +219,7 @@ func (c *call) streamAnthropic(resp *http.Response) error {
 		ev, err := rd.Next()
 		if err != nil {
 			if err != io.EOF && !d.left() {
-				c.writeStreamFailure(err)
+				c.writeStreamFailure(c.streamBroken(err))
 				rc.Flush()
 			}
 			break

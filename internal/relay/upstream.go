@@ -202,18 +202,30 @@ func (c *call) relayVerbatim(resp *http.Response) error {
 	return err
 }
 
-// hopHeaders are not copied from an upstream response (RFC 9110 §7.6.1),
-// nor are length and encoding headers the relay recomputes.
-var hopHeaders = map[string]bool{
-	"Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true, "Proxy-Authorization": true,
-	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true, "Content-Length": true,
-	"Set-Cookie": true,
-}
-
+// copyHeaders copies to dst the upstream response headers a client may
+// see: what describes the body, the upstream's request id and its rate-limit
+// state. Everything else stays here: account names (openai-organization,
+// openai-project), cookies, the upstream's server, proxies and CDN
+// (server, via, cf-*, x-envoy-*), and headers the relay sets itself
+// (X-Request-Id, lengths, hop-by-hop headers). Keys are canonical
+// (http.ReadResponse), so a switch and prefix tests do (the relay is
+// benchmarked).
 func copyHeaders(dst, src http.Header) {
 	for k, v := range src {
-		if !hopHeaders[k] && !strings.HasPrefix(k, "X-Request-Id") {
+		if forwardedHeader(k) {
 			dst[k] = v
 		}
 	}
+}
+
+// forwardedHeader reports whether the canonical upstream header k reaches
+// the client (docs/relay.md, "Upstream headers").
+func forwardedHeader(k string) bool {
+	switch k {
+	case "Content-Type", "Content-Encoding", "Content-Disposition", "Retry-After",
+		"Request-Id": // Anthropic's id of the request, for a support ticket
+		return true
+	}
+	return strings.HasPrefix(k, "X-Ratelimit-") || strings.HasPrefix(k, "Anthropic-Ratelimit-") ||
+		strings.HasPrefix(k, "Ratelimit-")
 }

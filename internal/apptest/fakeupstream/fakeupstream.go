@@ -26,7 +26,9 @@
 // standing one (SetBehavior), and is answered from it. Responses echo the
 // request's model; ids count up per server ("chatcmpl-fake7", "msg_fake7").
 // A cut stream (FailAfter) drops the connection mid-body, so clients read an
-// unexpected EOF, never a clean end. When the test ends, hanging and delayed
+// unexpected EOF, never a clean end (ResetOnCut: a connection reset). Extra
+// response headers (Behavior.Header) stand for what real upstreams and their
+// proxies add. When the test ends, hanging and delayed
 // requests return so the server can close.
 //
 // Usage reports Behavior's numbers exactly, in each API's own terms, so the
@@ -108,6 +110,14 @@ type Behavior struct {
 	// deltas, without the stream's proper end ([DONE], message_stop, a
 	// finishReason); 0 never does.
 	FailAfter int
+	// ResetOnCut makes FailAfter's cut a TCP reset instead of a close, so
+	// the client reads a network error that names both addresses
+	// ("read tcp 127.0.0.1:…->127.0.0.1:…: connection reset by peer").
+	ResetOnCut bool
+	// Header is added to the answer's headers, error answers included, as
+	// real upstreams add their own (openai-organization, set-cookie,
+	// x-ratelimit-*).
+	Header http.Header
 	// ToolCall answers with a function call instead of text.
 	ToolCall *ToolCall
 	// Hang sends the status and headers, then blocks until the client goes

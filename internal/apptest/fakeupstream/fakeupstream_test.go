@@ -70,6 +70,26 @@ func TestFailAfterTruncates(t *testing.T) {
 	}
 }
 
+// TestResetOnCutAndHeaders: ResetOnCut cuts with a connection reset, and
+// Behavior.Header reaches the client on success and error answers.
+func TestResetOnCutAndHeaders(t *testing.T) {
+	sc := streamCalls[0]
+	s := fakeupstream.New(t)
+	extra := http.Header{"Openai-Organization": {"org-x"}, "Set-Cookie": {"a=b"}}
+	s.SetBehavior(fakeupstream.Behavior{Chunks: 4, FailAfter: 2, ResetOnCut: true, Header: extra})
+	resp := send(t, s, sc.call)
+	if resp.Header.Get("Openai-Organization") != "org-x" || resp.Header.Get("Set-Cookie") != "a=b" {
+		t.Errorf("headers %v, want the Behavior's", resp.Header)
+	}
+	if _, err := events(t, resp); err == nil || !strings.Contains(err.Error(), "connection reset") {
+		t.Errorf("read error %v, want a connection reset", err)
+	}
+	s.SetBehavior(fakeupstream.Behavior{Status: http.StatusTooManyRequests, Header: extra})
+	if resp := send(t, s, sc.call); resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Openai-Organization") != "org-x" {
+		t.Errorf("error answer %d, headers %v", resp.StatusCode, resp.Header)
+	}
+}
+
 func count(evs []sse.Event, match func(string) bool) int {
 	n := 0
 	for _, ev := range evs {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -143,7 +144,13 @@ func (s *Server) endpoint(dialect string, h handler) http.Handler {
 		if lim := x.completionLimit(); x.b.HonourLimit && lim > 0 && x.b.CompletionTokens > lim {
 			x.b.CompletionTokens = lim
 		}
+		for k, v := range x.b.Header {
+			w.Header()[http.CanonicalHeaderKey(k)] = v
+		}
 		if err := x.answer(h); err == errCut {
+			if x.b.ResetOnCut {
+				resetConnection(w)
+			}
 			// The stdlib's way to drop a response mid-body: the connection
 			// closes without the last chunk, so the client sees a truncated
 			// stream, not an end.
@@ -323,4 +330,18 @@ func (x *exchange) completionLimit() int64 {
 		return 0
 	}
 	return slices.Min(limits)
+}
+
+// resetConnection drops the connection under w with a TCP reset (linger 0)
+// rather than a close, as a crashed upstream or a middlebox does.
+func resetConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	conn.Close()
+	panic(http.ErrAbortHandler)
 }
