@@ -27,6 +27,26 @@ func consume(userID, cost int64, key string) store.SettleOp {
 		Log: &store.Log{UserID: userID, Type: store.LogConsume, Quota: cost, RequestID: key}}
 }
 
+// payer is a user with a balance of 1,000 and a hold of 300 on it.
+type payer struct {
+	*store.User
+	held store.ReserveResult
+}
+
+func payerWithHold(t *testing.T, s *store.Store) payer {
+	t.Helper()
+	u := newUser("payer")
+	u.Quota = 1000
+	if err := s.CreateUser(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	held, err := s.ApplyBilling(context.Background(), []store.ReserveOp{{UserID: u.ID, Amount: 300}}, nil)
+	if err != nil || held[0].Err != nil {
+		t.Fatal(err, held)
+	}
+	return payer{User: u, held: held[0]}
+}
+
 // A commit retried after its acknowledgement was lost applies the same
 // batch again: it must charge and log once. SQLite cannot lose an
 // acknowledgement (the database is in the process) and records no keys.
@@ -37,17 +57,9 @@ func TestSettlementBatchAppliedTwiceChargesOnce(t *testing.T) {
 		if s.Dialect() == store.SQLite {
 			t.Skip("SQLite commits are never ambiguous: no settlement keys")
 		}
-		u := newUser("payer")
-		u.Quota = 1000
-		if err := s.CreateUser(ctx, u); err != nil {
-			t.Fatal(err)
-		}
-		held, err := s.ApplyBilling(ctx, []store.ReserveOp{{UserID: u.ID, Amount: 300}}, nil)
-		if err != nil || held[0].Err != nil {
-			t.Fatal(err, held)
-		}
+		u := payerWithHold(t, s)
 		first := consume(u.ID, 100, "key-a")
-		first.Held, first.ReservationID = held[0].Held, held[0].ReservationID
+		first.Held, first.ReservationID = u.held.Held, u.held.ReservationID
 		batch := []store.SettleOp{first, consume(u.ID, 50, "key-b"), consume(u.ID, 50, "key-b")}
 		for range 2 {
 			if _, err := s.ApplyBilling(ctx, nil, batch); err != nil {
@@ -70,17 +82,9 @@ func TestDeadLetterReplayChargesOnce(t *testing.T) {
 	eachEngine(t, func(t *testing.T, db database) {
 		ctx := context.Background()
 		s := db.open(t, 0)
-		u := newUser("payer")
-		u.Quota = 1000
-		if err := s.CreateUser(ctx, u); err != nil {
-			t.Fatal(err)
-		}
-		held, err := s.ApplyBilling(ctx, []store.ReserveOp{{UserID: u.ID, Amount: 300}}, nil)
-		if err != nil || held[0].Err != nil {
-			t.Fatal(err, held)
-		}
+		u := payerWithHold(t, s)
 		op := consume(u.ID, 100, "key-parked")
-		op.Held, op.ReservationID = held[0].Held, held[0].ReservationID
+		op.Held, op.ReservationID = u.held.Held, u.held.ReservationID
 		id, err := s.ParkSettlement(ctx, op, 5, "poison")
 		if err != nil {
 			t.Fatal(err)
