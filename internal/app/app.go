@@ -87,7 +87,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// live in memory; nodes sharing a server database hold in the database.
 	a.ledger = billing.New(st, billing.Config{Logger: log, Local: st.Dialect() == store.SQLite})
 	st.OnCommit(a.ledger.Changed)
-	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery})
+	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery,
+		BodyReadTimeout: cfg.BodyReadTimeout})
 	if err != nil {
 		a.ledger.Close(ctx)
 		st.Close()
