@@ -95,6 +95,21 @@ func TestUnpaidUploadRefusedUnread(t *testing.T) {
 	if up.Count() != 0 {
 		t.Fatalf("upstream got %d calls", up.Count())
 	}
+	// A top-up counts at once: the early refusal never uses a stale balance.
+	g.Root.OK("POST", "/api/topup", map[string]any{"user_id": g.UserID, "quota": 10_000_000})
+	authOK(t, e, g.Key)
+
+	// A limited key with nothing left gets reserve()'s 401, also unread.
+	g.SetOption("BillingOverrunAllowed", "true") // so a call can spend a key's last quota
+	limited := g.User.CreateToken(map[string]any{"name": "limited", "remain_quota": 1}).Key
+	authOK(t, e, limited) // spends its 1 and more: nothing left
+	e.SettleAll()
+	u := startUpload(t, e, limited, -1, 1<<20)
+	r := u.answer(5 * time.Second)
+	if r == nil {
+		t.Fatal("limited key at 0: no answer while the body stalls")
+	}
+	authWantError(t, r, http.StatusUnauthorized, relay.MsgKeyExhausted)
 }
 
 // A stalled upload is answered 408 once BODY_READ_TIMEOUT passes; the
