@@ -29,6 +29,11 @@ type upload struct {
 // (-1: chunked) and stalls.
 func startUpload(t *testing.T, e *apptest.Env, key string, contentLength, stallAt int64) *upload {
 	t.Helper()
+	return startUploadTo(t, e, "/v1/chat/completions", key, contentLength, stallAt)
+}
+
+func startUploadTo(t *testing.T, e *apptest.Env, path, key string, contentLength, stallAt int64) *upload {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	u := &upload{done: make(chan *apptest.V1, 1), cancel: cancel}
 	t.Cleanup(cancel)
@@ -45,7 +50,7 @@ func startUpload(t *testing.T, e *apptest.Env, key string, contentLength, stallA
 		<-ctx.Done()
 		pw.CloseWithError(errors.New("upload ended by the test"))
 	}()
-	req, err := http.NewRequestWithContext(ctx, "POST", e.Server.URL+"/v1/chat/completions", pr)
+	req, err := http.NewRequestWithContext(ctx, "POST", e.Server.URL+path, pr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +130,11 @@ func TestStalledUploadCut(t *testing.T) {
 		t.Fatal("a stalled upload was not cut")
 	}
 	authWantError(t, r, http.StatusRequestTimeout, relay.MsgBodyTimeout)
+
+	// /api bodies have the same deadline.
+	if r := startUploadTo(t, e, "/api/user/login", "", -1, 100).answer(5 * time.Second); r == nil {
+		t.Fatal("a stalled /api upload was not cut")
+	}
 
 	up.SetBehavior(fakeupstream.Behavior{Delay: 400 * time.Millisecond, ChunkDelay: 100 * time.Millisecond})
 	stream := map[string]any{"model": "gpt-test", "stream": true, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
