@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -47,16 +48,28 @@ func (b *bodyBudget) take(n, limit int64) bool {
 }
 
 // canPay refuses, before the body is read, a call whose owner has nothing
-// to spend, with the answers reserve() gives: the ledger's in-memory view
-// when it has one (SQLite), else the balances the key cache loaded. A
-// stale cached balance only lets a call through to the reservation, which
-// decides; top-ups drop the cache entry (keycache.go), so it never refuses
-// money that arrived.
-func (rl *Relay) canPay(e *keyEntry) error {
+// to spend, with the answers reserve() gives. It reads the ledger's
+// in-memory balances when it keeps them (SQLite). Else the key cache's
+// balances say who surely can pay; they may be old or low (read while a
+// hold of another call was taken from the database balance), so a refusal
+// is confirmed by reading the balances now: one small read, paid only by
+// callers that look broke. The reservation still decides for the rest.
+func (rl *Relay) canPay(ctx context.Context, e *keyEntry) error {
 	limited := !e.token.UnlimitedQuota
 	userLeft, tokenLeft, known := rl.Ledger.Spendable(e.user.ID, e.token.ID, limited)
 	if !known {
 		userLeft, tokenLeft = e.user.Quota, e.token.RemainQuota
+		if userLeft <= 0 || (limited && tokenLeft <= 0) {
+			var tokenIDs []int64
+			if limited {
+				tokenIDs = []int64{e.token.ID}
+			}
+			users, tokens, err := rl.Store.Balances(ctx, []int64{e.user.ID}, tokenIDs)
+			if err != nil {
+				return nil // the reservation will tell
+			}
+			userLeft, tokenLeft = users[e.user.ID], tokens[e.token.ID]
+		}
 	}
 	switch {
 	case userLeft <= 0:

@@ -127,7 +127,7 @@ func (c *call) run() error {
 	// A call its owner cannot pay for is refused before its body is read:
 	// reading first let a user with nothing to spend pin memory with large
 	// slow uploads (issue 7).
-	if err := c.rl.canPay(c.key); err != nil {
+	if err := c.rl.canPay(c.r.Context(), c.key); err != nil {
 		return err
 	}
 	if c.body, err = c.readBody(); err != nil {

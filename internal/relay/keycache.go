@@ -21,9 +21,8 @@ var errUnknownKey = errors.New("unknown key")
 
 // keyCache keeps API keys and their users in memory so the hot path does no
 // database read to authenticate. Entries are dropped as soon as this node
-// commits a change to the key or its user, including a top-up (not the
-// ledger's own settlements: the reservation checks balances itself), and
-// expire after ttl so changes
+// commits a change to the key or its user (not to their balances, which the
+// ledger checks in the database anyway), and expire after ttl so changes
 // made by other nodes sharing the database are seen too.
 type keyCache struct {
 	store *store.Store
@@ -85,10 +84,7 @@ func (c *keyCache) get(ctx context.Context, hash string) (*keyEntry, error) {
 func (c *keyCache) changed(changes []store.Change) {
 	var stale bool
 	for _, ch := range changes {
-		if ch.Table != "tokens" && ch.Table != "users" {
-			continue
-		}
-		if cachedField(ch) {
+		if !ch.Counters && (ch.Table == "tokens" || ch.Table == "users") {
 			stale = true
 			break
 		}
@@ -100,7 +96,7 @@ func (c *keyCache) changed(changes []store.Change) {
 	defer c.mu.Unlock()
 	c.gen++
 	for _, ch := range changes {
-		if !cachedField(ch) {
+		if ch.Counters {
 			continue
 		}
 		switch ch.Table {
@@ -130,9 +126,3 @@ func (c *keyCache) dropLocked(hash string) {
 		}
 	}
 }
-
-// cachedField reports whether a change of a users or tokens row can make a
-// cached entry stale. The ledger's own settlements cannot (it checks the
-// balances itself); a top-up or an admin's edit of a balance can, since
-// canPay refuses on the cached balance when the ledger does not know it.
-func cachedField(ch store.Change) bool { return !ch.Billing }
