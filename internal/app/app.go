@@ -87,7 +87,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// live in memory; nodes sharing a server database hold in the database.
 	a.ledger = billing.New(st, billing.Config{Logger: log, Local: st.Dialect() == store.SQLite})
 	st.OnCommit(a.ledger.Changed)
-	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery})
+	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery,
+		BodyReadTimeout: cfg.BodyReadTimeout})
 	if err != nil {
 		a.ledger.Close(ctx)
 		st.Close()
@@ -110,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// Cross-site browser writes are refused on /api, whose session is a
 	// cookie; /v1 is called with keys, often from other origins. Refusals
 	// answer the JSON envelope.
-	mux.Handle("/api/", api.CrossOriginProtection().Handler(apiServer.Handler()))
+	mux.Handle("/api/", withBodyDeadline(cfg.BodyReadTimeout, api.CrossOriginProtection().Handler(apiServer.Handler())))
 	mux.Handle("/v1/", a.relay.Handler())
 	a.handler = withRequestLog(log, mux)
 

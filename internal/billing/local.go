@@ -230,3 +230,34 @@ func (l *Ledger) reserveLocal(ctx context.Context, op store.ReserveOp) (Hold, er
 		}
 	}
 }
+
+// spendable is what a user and a limited key may still hold, when both are
+// loaded.
+func (b *localBook) spendable(userID, tokenID int64, limited bool) (userLeft, tokenLeft int64, known bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	u := b.users[userID]
+	if u == nil || !u.loaded {
+		return 0, 0, false
+	}
+	if limited {
+		t := b.tokens[tokenID]
+		if t == nil || !t.loaded {
+			return 0, 0, false
+		}
+		tokenLeft = t.available()
+	}
+	return u.available(), tokenLeft, true
+}
+
+// Spendable is what a user and (when limited) a key may still hold, as the
+// in-memory ledger knows it, without holding anything; known is false when
+// the ledger keeps no balances in memory (a shared database) or has not
+// read them yet. A caller uses it only to refuse early a call that the
+// reservation would refuse anyway.
+func (l *Ledger) Spendable(userID, tokenID int64, limited bool) (userLeft, tokenLeft int64, known bool) {
+	if l.book == nil {
+		return 0, 0, false
+	}
+	return l.book.spendable(userID, tokenID, limited)
+}

@@ -39,6 +39,9 @@ type Config struct {
 	// ShutdownTimeout bounds how long a stop waits for in-flight calls
 	// (long streams) before it ends them; every call is settled either way.
 	ShutdownTimeout time.Duration
+	// BodyReadTimeout bounds reading one /v1 request body (a stalled
+	// upload); it never limits a response or a stream.
+	BodyReadTimeout time.Duration
 	// PasswordCost is the bcrypt cost of new password hashes; 0 is the
 	// default (10). No variable sets it: only test harnesses lower it.
 	PasswordCost int
@@ -114,6 +117,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 
 	c.ShutdownTimeout = durationVar("SHUTDOWN_TIMEOUT", 30*time.Second)
+	c.BodyReadTimeout = durationVar("BODY_READ_TIMEOUT", 60*time.Second)
 
 	fs := flag.NewFlagSet("modelgate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -128,6 +132,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		bad("PORT: %d is not a port number", c.Port)
+	}
+	if c.BodyReadTimeout <= 0 || c.BodyReadTimeout > time.Hour {
+		bad("BODY_READ_TIMEOUT: %v is not between 0s (excluded) and 1h", c.BodyReadTimeout)
 	}
 	if c.ShutdownTimeout <= 0 || c.ShutdownTimeout > maxShutdownTimeout {
 		bad("SHUTDOWN_TIMEOUT: %v is not between 0s (excluded) and %v", c.ShutdownTimeout, maxShutdownTimeout)

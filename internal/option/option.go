@@ -30,6 +30,10 @@ const (
 	ChannelCooldownSeconds = "ChannelCooldownSeconds"
 	// RelayMaxBodyMB bounds a /v1 request body.
 	RelayMaxBodyMB = "RelayMaxBodyMB"
+	// RelayBodyBudgetMB bounds the /v1 request-body bytes held in memory
+	// by all calls at once; a call that would go beyond it is answered 429
+	// (docs/operations.md).
+	RelayBodyBudgetMB = "RelayBodyBudgetMB"
 	// DefaultCompletionSize is the least completion size, in tokens, a
 	// reservation assumes, also when a request sets a smaller max_tokens
 	// (relay reserve()); under strict billing it is also the completion
@@ -59,6 +63,7 @@ type Snapshot struct {
 	RetryTimes       int64
 	ChannelCooldown  time.Duration
 	RelayMaxBody     int64 // bytes
+	RelayBodyBudget  int64 // bytes
 	DefaultMaxTokens int64
 	StreamDrain      time.Duration
 	// BillingOverrunAllowed: false (the default) is strict billing.
@@ -95,6 +100,11 @@ var definitions = map[string]definition{
 	RelayMaxBodyMB: {"32", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 1, 1024)
 		s.RelayMaxBody = n << 20
+		return err
+	}},
+	RelayBodyBudgetMB: {"256", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 1, 65536)
+		s.RelayBodyBudget = n << 20
 		return err
 	}},
 	DefaultCompletionSize: {"16384", func(s *Snapshot, v string) (err error) {

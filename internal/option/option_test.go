@@ -58,7 +58,7 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 		t.Fatalf("snapshot = %+v", cur)
 	}
 	want := map[string]string{NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
-		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", DefaultCompletionSize: "16384",
+		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
 		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)

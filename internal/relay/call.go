@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime/debug"
 	"time"
@@ -28,11 +27,14 @@ type call struct {
 	key    *keyEntry
 	pinned int64
 	body   []byte
-	meta   requestMeta
-	snap   *snapshot
-	price  store.ModelPrice
-	disc   float64
-	hold   billing.Hold
+	// bodyHeld is what this call took from the body budget (body.go).
+	bodyHeld int64
+	bodyRead bool // the whole body was read
+	meta     requestMeta
+	snap     *snapshot
+	price    store.ModelPrice
+	disc     float64
+	hold     billing.Hold
 	// strict: the settled cost never exceeds the hold (option
 	// BillingOverrunAllowed off); completionLimit, when > 0, is the
 	// completion size the hold buys, sent upstream as the call's limit.
@@ -58,9 +60,13 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
 		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r)}
 		w.Header().Set("X-Request-Id", c.requestID)
+		defer c.releaseBody() // after recover: the body lives as long as the call
 		defer c.recover()
 		err := c.run()
 		if err != nil && !c.wrote {
+			if !c.bodyRead {
+				c.cutBody()
+			}
 			writeError(w, ep.ingress, err)
 		}
 	})
@@ -118,7 +124,13 @@ func (c *call) run() error {
 	if c.key, c.pinned, err = c.rl.authenticate(c.r); err != nil {
 		return err
 	}
-	if c.body, err = c.rl.readBody(c.w, c.r); err != nil {
+	// A call its owner cannot pay for is refused before its body is read:
+	// reading first let a user with nothing to spend pin memory with large
+	// slow uploads (issue 7).
+	if err := c.rl.canPay(c.r.Context(), c.key); err != nil {
+		return err
+	}
+	if c.body, err = c.readBody(); err != nil {
 		return err
 	}
 	if c.meta, err = parseMeta(c.ep, c.r, c.body); err != nil {
@@ -334,52 +346,4 @@ func (c *call) consumeLog(cost int64) *store.Log {
 		ChannelID: c.channel.ID, RequestID: c.requestID, ElapsedTime: time.Since(c.start).Milliseconds(),
 		IsStream: c.meta.stream, SessionKey: sessionKey(c.r),
 	}
-}
-
-// readBody reads the request body, bounded by the RelayMaxBodyMB option,
-// through a pooled buffer.
-func (rl *Relay) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	limit := rl.Options.Current().RelayMaxBody
-	if r.ContentLength > limit {
-		return nil, errf(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", MsgBodyTooLarge)
-	}
-	buf := rl.getBody()
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if int64(len(buf)) > limit {
-			rl.putBody(buf)
-			return nil, errf(http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", MsgBodyTooLarge)
-		}
-		if err == io.EOF {
-			// Keep an exact-size copy for the call, which may last minutes
-			// (a stream), and give the growable buffer back at once.
-			body := append([]byte(nil), buf...)
-			rl.putBody(buf)
-			return body, nil
-		}
-		if err != nil {
-			rl.putBody(buf)
-			return nil, badRequest("read request body: " + err.Error())
-		}
-	}
-}
-
-func (rl *Relay) getBody() []byte {
-	if p, ok := rl.bodies.Get().(*[]byte); ok {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, 4096)
-}
-
-// putBody returns a request buffer to the pool; huge ones are dropped so
-// the pool does not pin memory after a rare large upload.
-func (rl *Relay) putBody(b []byte) {
-	if b == nil || cap(b) > 1<<20 {
-		return
-	}
-	rl.bodies.Put(&b)
 }

@@ -38,6 +38,10 @@ type Deps struct {
 	// again, so changes made by other nodes sharing the database are seen
 	// (the app calls Reload at the same pace for routes). Default 10 s.
 	ReloadEvery time.Duration
+	// BodyReadTimeout bounds reading one /v1 request body, so a stalled
+	// upload cannot hold its buffer; it does not limit the response.
+	// Default DefaultBodyReadTimeout (60 s).
+	BodyReadTimeout time.Duration
 }
 
 // Relay is the /v1 handler.
@@ -47,7 +51,10 @@ type Relay struct {
 	keys    *keyCache
 	catalog *catalog
 	tokens  tokencount.Counter
-	bodies  sync.Pool // *[]byte request buffers
+	bodies  struct {
+		pool   sync.Pool // *[]byte request buffers
+		budget bodyBudget
+	}
 
 	inflight atomic.Int64 // calls being served
 	// stopping ends every upstream call when EndStreams cancels it.
@@ -66,6 +73,9 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 	}
 	if d.ReloadEvery <= 0 {
 		d.ReloadEvery = 10 * time.Second
+	}
+	if d.BodyReadTimeout <= 0 {
+		d.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	if d.Transport == nil {
 		// The lean HTTP/1.1 transport holds an open stream with no goroutine
