@@ -268,15 +268,17 @@ func TestAdminPinsAChannel(t *testing.T) {
 
 func TestRetryAfterConnectErrorAndAcrossDialects(t *testing.T) {
 	f := newFleet(t, 30)
+	claude := fakeupstream.New(t)
+	claude.SetBehavior(fakeupstream.Behavior{Status: 529})
+	gem := fakeupstream.New(t)
+	gem.SetBehavior(fakeupstream.Behavior{Reply: "from gemini"})
+	// Closed after the fakes listen, so neither can be given its port: a
+	// fake on the freed port answered as "gone" too (a flaky count of 2).
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedURL := closed.URL
 	closed.Close() // nothing listens there any more
 	f.g.AddChannel(apptest.ChannelSpec{URL: closedURL, Name: "gone", Priority: 40})
-	claude := fakeupstream.New(t)
-	claude.SetBehavior(fakeupstream.Behavior{Status: 529})
 	f.g.AddChannel(apptest.ChannelSpec{URL: claude.URL, Type: 14, Name: "claude", Priority: 35})
-	gem := fakeupstream.New(t)
-	gem.SetBehavior(fakeupstream.Behavior{Reply: "from gemini"})
 	f.g.AddChannel(apptest.ChannelSpec{URL: gem.URL, Type: 24, Name: "gemini", Priority: 32})
 	// Refused connection → Anthropic overloaded (529) → Gemini answers,
 	// converted back to OpenAI's shape; the OpenAI channel is never needed.
