@@ -189,3 +189,18 @@ func chineseLiterals(t *testing.T, path string) []literal {
 	ast.Inspect(f, walk)
 	return out
 }
+
+// TestConcurrentUse: requests render messages in parallel (run under
+// -race; with -run TestConcurrentUse alone it also covers the first use,
+// which builds the patterns).
+func TestConcurrentUse(t *testing.T) {
+	done := make(chan string)
+	for range 8 {
+		go func() { done <- Message(English, "参数 p 不能超过 64 个字符") }()
+	}
+	for range 8 {
+		if got := <-done; got != "parameter p must be at most 64 characters" {
+			t.Errorf("got %q", got)
+		}
+	}
+}
