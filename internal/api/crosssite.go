@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/msgtext"
 )
 
 // MsgCrossSite answers a browser request another site made: a cross-origin
@@ -12,11 +13,11 @@ const MsgCrossSite = "拒绝跨站请求"
 
 // CrossOriginProtection refuses cross-origin browser writes (non-safe methods
 // whose Sec-Fetch-Site or Origin names another origin) with the JSON
-// envelope and 403, as every other /api failure.
-func CrossOriginProtection() *http.CrossOriginProtection {
+// envelope and 403, as every other /api failure, in the message language.
+func (s *Server) CrossOriginProtection() *http.CrossOriginProtection {
 	p := http.NewCrossOriginProtection()
 	p.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = httpx.WriteJSON(w, http.StatusForbidden, httpx.Envelope{Message: MsgCrossSite})
+		_ = httpx.WriteJSON(w, http.StatusForbidden, httpx.Envelope{Message: msgtext.Message(s.lang(), MsgCrossSite)})
 	}))
 	return p
 }

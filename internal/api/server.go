@@ -14,6 +14,7 @@ import (
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/logwriter"
+	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -84,7 +85,15 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, lvl level, h httpx.H
 	if lvl > levelGuest {
 		h = s.requireRole(lvl, h)
 	}
-	mux.Handle(pattern, httpx.Adapt(s.Log, h))
+	mux.Handle(pattern, httpx.Adapt(s.Log, s.lang, h))
+}
+
+// lang is the language of messages (option MessageLanguage).
+func (s *Server) lang() msgtext.Lang {
+	if s.Options == nil {
+		return msgtext.Chinese
+	}
+	return s.Options.Current().MessageLanguage
 }
 
 // notFound answers unknown /api paths with the envelope.

@@ -205,7 +205,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	s.Sessions.Clear(w)
-	return httpx.OKMessage(w, MsgLoggedOut)
+	return httpx.OKText(w, r, MsgLoggedOut)
 }
 
 func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) error {

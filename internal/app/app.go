@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	// Cross-site browser writes are refused on /api, whose session is a
 	// cookie; /v1 is called with keys, often from other origins. Refusals
 	// answer the JSON envelope.
-	mux.Handle("/api/", withBodyDeadline(cfg.BodyReadTimeout, api.CrossOriginProtection().Handler(apiServer.Handler())))
+	mux.Handle("/api/", withBodyDeadline(cfg.BodyReadTimeout, apiServer.CrossOriginProtection().Handler(apiServer.Handler())))
 	mux.Handle("/v1/", a.relay.Handler())
 	a.handler = withRequestLog(log, mux)
 

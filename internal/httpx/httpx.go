@@ -4,6 +4,7 @@
 package httpx
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/textfield"
 )
 
@@ -30,12 +32,26 @@ const (
 
 // Error is a failure to report to the client: Message is shown, Status is
 // the HTTP status (200 for application-level failures, see docs/api.md).
+// Message is the Chinese text; Adapt answers it in the language of the
+// option MessageLanguage (internal/msgtext).
 type Error struct {
 	Status  int
 	Message string
+	// format and args are Failf's, kept so the message is rendered from
+	// its format rather than matched back from the formatted text.
+	format string
+	args   []any
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Text is the message in lang.
+func (e *Error) Text(lang msgtext.Lang) string {
+	if e.args == nil {
+		return msgtext.Message(lang, e.Message)
+	}
+	return msgtext.Render(lang, e.format, e.args...)
+}
 
 // Fail is an application-level failure: HTTP 200, success=false, msg.
 func Fail(msg string) *Error { return &Error{Status: http.StatusOK, Message: msg} }
@@ -45,7 +61,9 @@ func FailStatus(status int, msg string) *Error { return &Error{Status: status, M
 
 // Failf formats the failure message.
 func Failf(format string, a ...any) *Error {
-	return Fail(fmt.Sprintf(format, a...))
+	e := Fail(fmt.Sprintf(format, a...))
+	e.format, e.args = format, a
+	return e
 }
 
 // Envelope is the /api response body. Extra top-level fields (total) are
@@ -68,9 +86,27 @@ func OK(w http.ResponseWriter, data any) error {
 	return WriteJSON(w, http.StatusOK, Envelope{Success: true, Data: data})
 }
 
-// OKMessage writes a success envelope with a message and no data.
+// OKMessage writes a success envelope with a message and no data. The
+// message is shown as it is: "" or text that is not Chinese (OKText
+// renders a Chinese one).
 func OKMessage(w http.ResponseWriter, msg string) error {
 	return WriteJSON(w, http.StatusOK, Envelope{Success: true, Message: msg})
+}
+
+// OKText writes a success envelope whose message is a Chinese constant,
+// in the language Adapt found for r.
+func OKText(w http.ResponseWriter, r *http.Request, msg string) error {
+	return OKMessage(w, msgtext.Message(Lang(r), msg))
+}
+
+type langKey struct{}
+
+// Lang is the message language Adapt found for r: Chinese outside Adapt.
+func Lang(r *http.Request) msgtext.Lang {
+	if l, ok := r.Context().Value(langKey{}).(msgtext.Lang); ok {
+		return l
+	}
+	return msgtext.Chinese
 }
 
 // List is the success envelope of paginated lists: data is the page, total
@@ -147,15 +183,22 @@ func QueryText(r *http.Request, name string, maxChars int) (string, error) {
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Adapt turns h into an http.Handler that writes returned errors as the
-// envelope. Errors that are not *Error are internal: logged, and answered
-// with a generic message so no detail leaks.
-func Adapt(log *slog.Logger, h HandlerFunc) http.Handler {
+// envelope, in the language lang returns (nil: Chinese), read once per
+// request so a change of the option applies to the next request. Errors
+// that are not *Error are internal: logged, and answered with a generic
+// message so no detail leaks.
+func Adapt(log *slog.Logger, lang func() msgtext.Lang, h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l := msgtext.Chinese
+		if lang != nil {
+			l = lang()
+		}
+		r = r.WithContext(context.WithValue(r.Context(), langKey{}, l))
 		defer func() {
 			// A bug answers a logged 500 envelope, never a dropped connection.
 			if p := recover(); p != nil {
 				log.Error("handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
-				_ = WriteJSON(w, http.StatusInternalServerError, Envelope{Success: false, Message: MsgInternal})
+				_ = WriteJSON(w, http.StatusInternalServerError, Envelope{Success: false, Message: msgtext.Message(l, MsgInternal)})
 			}
 		}()
 		err := h(w, r)
@@ -167,6 +210,6 @@ func Adapt(log *slog.Logger, h HandlerFunc) http.Handler {
 			log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			e = FailStatus(http.StatusInternalServerError, MsgInternal)
 		}
-		_ = WriteJSON(w, e.Status, Envelope{Success: false, Message: e.Message})
+		_ = WriteJSON(w, e.Status, Envelope{Success: false, Message: e.Text(l)})
 	})
 }

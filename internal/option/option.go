@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/pricing"
 )
 
@@ -52,6 +53,9 @@ const (
 	// key refused) waits between tests that re-enable it once it answers
 	// again; 0 turns the retests off (docs/decisions/channels.md).
 	ChannelRecheckMinutes = "ChannelRecheckMinutes"
+	// MessageLanguage is the language of the /api and /v1 messages the
+	// spec does not fix: zh (the default) or en (internal/msgtext).
+	MessageLanguage = "MessageLanguage"
 )
 
 // Snapshot is one consistent set of settings. It is never modified after it
@@ -70,7 +74,10 @@ type Snapshot struct {
 	BillingOverrunAllowed bool
 	// ChannelRecheck is 0 when auto-disabled channels are never retested.
 	ChannelRecheck time.Duration
-	raw            map[string]string
+	// MessageLanguage renders failure messages (the spec's stay as
+	// written).
+	MessageLanguage msgtext.Lang
+	raw             map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.
@@ -123,6 +130,10 @@ var definitions = map[string]definition{
 	ChannelRecheckMinutes: {"10", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 0, 10080)
 		s.ChannelRecheck = time.Duration(n) * time.Minute
+		return err
+	}},
+	MessageLanguage: {"zh", func(s *Snapshot, v string) (err error) {
+		s.MessageLanguage, err = msgtext.ParseLang(v)
 		return err
 	}},
 	SystemName: {"modelgate", func(s *Snapshot, v string) error {

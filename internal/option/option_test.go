@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/modelgate/modelgate/internal/msgtext"
 )
 
 // memStore is an in-memory Store. block, when set, makes the next
@@ -51,15 +53,15 @@ func newRegistry(t *testing.T, stored map[string]string) (*Registry, *memStore) 
 
 func TestDefaultsAndStoredValues(t *testing.T) {
 	r, _ := newRegistry(t, map[string]string{
-		NewUserQuota: "500", RegisterEnabled: "not-a-bool", "RetiredKey": "x",
+		NewUserQuota: "500", RegisterEnabled: "not-a-bool", "RetiredKey": "x", MessageLanguage: "fr",
 	})
 	cur := r.Current()
-	if cur.NewUserQuota != 500 || !cur.RegisterEnabled || cur.SystemName != "modelgate" {
+	if cur.NewUserQuota != 500 || !cur.RegisterEnabled || cur.SystemName != "modelgate" || cur.MessageLanguage != msgtext.Chinese {
 		t.Fatalf("snapshot = %+v", cur)
 	}
 	want := map[string]string{NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
 		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
-		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10"}
+		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
 	}
@@ -82,6 +84,10 @@ func TestSet(t *testing.T) {
 		{SystemName, "", ""},
 		{SystemName, string(make([]byte, 65)), "配置项 SystemName 的值无效: 不能超过 64 字节"},
 		{"NoSuchKey", "1", "未知的配置项: NoSuchKey"},
+		{MessageLanguage, "en", ""},
+		{MessageLanguage, "zh", ""},
+		{MessageLanguage, "EN", "配置项 MessageLanguage 的值无效: 必须是 zh 或 en"},
+		{MessageLanguage, "", "配置项 MessageLanguage 的值无效: 必须是 zh 或 en"},
 	}
 	for _, tt := range tests {
 		r, st := newRegistry(t, map[string]string{})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
 	"github.com/modelgate/modelgate/internal/relay/openai"
 )
@@ -35,18 +36,31 @@ const (
 )
 
 // apiError is a failure answered in the ingress dialect's error shape with
-// a real HTTP status.
+// a real HTTP status. message is the Chinese text; writeError answers it in
+// the language of the option MessageLanguage (internal/msgtext).
 type apiError struct {
 	status  int
 	message string
 	typ     string
 	code    string
+	// format and args are errf's, kept so the message is rendered from its
+	// format rather than matched back from the formatted text.
+	format string
+	args   []any
 }
 
 func (e *apiError) Error() string { return e.message }
 
+// text is the message in lang.
+func (e *apiError) text(lang msgtext.Lang) string {
+	if e.args == nil {
+		return msgtext.Message(lang, e.message)
+	}
+	return msgtext.Render(lang, e.format, e.args...)
+}
+
 func errf(status int, typ, code, format string, a ...any) *apiError {
-	return &apiError{status: status, typ: typ, code: code, message: fmt.Sprintf(format, a...)}
+	return &apiError{status: status, typ: typ, code: code, message: fmt.Sprintf(format, a...), format: format, args: a}
 }
 
 func unauthorized(msg string) *apiError {
@@ -70,20 +84,55 @@ const (
 	dialectGemini
 )
 
-// writeError answers err in the ingress dialect. Errors that are not
-// *apiError are internal: their text is not shown.
+// writeError answers err in the ingress dialect, in the message language
+// of the request (langWriter). Errors that are not *apiError are internal:
+// their text is not shown.
 func writeError(w http.ResponseWriter, ingress dialect, err error) {
 	var e *apiError
 	if !errors.As(err, &e) {
 		e = &apiError{status: http.StatusInternalServerError, message: "internal error", typ: "server_error", code: "internal_error"}
 	}
-	var body any = openai.ErrorBody{Error: openai.ErrorDetail{Message: e.message, Type: e.typ, Code: e.code}}
+	msg := e.text(langOf(w))
+	var body any = openai.ErrorBody{Error: openai.ErrorDetail{Message: msg, Type: e.typ, Code: e.code}}
 	if ingress == dialectAnthropic {
-		body = anthropic.ErrorResponse{Type: "error", Error: anthropic.ErrorDetail{Type: anthropicErrorType(e.status), Message: e.message}}
+		body = anthropic.ErrorResponse{Type: "error", Error: anthropic.ErrorDetail{Type: anthropicErrorType(e.status), Message: msg}}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(e.status)
 	json.NewEncoder(w).Encode(body)
+}
+
+// langWriter carries a /v1 request's message language to writeError, which
+// every failure path reaches with the ResponseWriter alone. Handler puts
+// it around the writer once per request; Unwrap keeps
+// http.ResponseController (flush, deadlines) reaching the real writer.
+type langWriter struct {
+	http.ResponseWriter
+	lang msgtext.Lang
+}
+
+func (w *langWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// langOf finds the language Handler gave w: Chinese without one.
+func langOf(w http.ResponseWriter) msgtext.Lang {
+	for {
+		switch v := w.(type) {
+		case *langWriter:
+			return v.lang
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			return msgtext.Chinese
+		}
+	}
+}
+
+// lang is the message language now (option MessageLanguage).
+func (rl *Relay) lang() msgtext.Lang {
+	if rl.Options == nil {
+		return msgtext.Chinese
+	}
+	return rl.Options.Current().MessageLanguage
 }
 
 // anthropicErrorType maps a status to the error type Anthropic uses for it.

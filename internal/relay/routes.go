@@ -34,7 +34,8 @@ var (
 	epMessages      = &endpoint{name: "messages", path: "/v1/messages", ingress: dialectAnthropic, chat: true}
 )
 
-// Handler returns the /v1 routes.
+// Handler returns the /v1 routes. Each request carries the message
+// language in force when it arrived (langWriter).
 func (rl *Relay) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /v1/chat/completions", rl.serve(epChat))
@@ -51,5 +52,7 @@ func (rl *Relay) Handler() http.Handler {
 		writeError(w, dialectOpenAI, errf(http.StatusNotFound, "invalid_request_error", "unknown_url",
 			"Unknown request URL: %s %s", r.Method, r.URL.Path))
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(&langWriter{ResponseWriter: w, lang: rl.lang()}, r)
+	})
 }
