@@ -1,4 +1,4 @@
-// Command bench measures the gateway against the targets of DESIGN §7: a
+// Command bench measures the gateway against the targets in docs/performance.md: a
 // zero-latency mock upstream alone, the standard library's reverse proxy in
 // front of it (the floor), and the modelgate binary in front of it, under
 // the same load, alternating targets round by round. It prints a table and

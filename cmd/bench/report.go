@@ -147,7 +147,7 @@ func summarise(rounds []roundResult, o options, gatewayStatus string) []summaryR
 	return rows
 }
 
-// evaluate holds the gateway's figures against DESIGN §7.
+// evaluate holds the gateway's figures against the targets (docs/performance.md).
 func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus string) []check {
 	find := func(target, scenario string, c int) summaryRow {
 		for _, r := range rows {

@@ -69,7 +69,8 @@ func checkLoopback(addr string) error {
 	return nil
 }
 
-// newBareProxy is the floor of DESIGN §7: the standard library's reverse
+// newBareProxy is the floor the targets are measured against
+// (docs/performance.md): the standard library's reverse
 // proxy with no auth, billing or logging, flushing every write so streams
 // pass event by event, and with an upstream pool large enough for every
 // concurrency the bench uses (the default keeps 2 idle connections per host,

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Targets of DESIGN §7, as ratios of the gateway against the bare proxy
+// Targets (docs/performance.md, Targets), as ratios of the gateway against the bare proxy
 // measured in the same run.
 const (
 	minThroughputRatio = 0.90 // gateway req/s ÷ proxy req/s, at least
@@ -44,7 +44,7 @@ func latencySummary(samples []time.Duration) (p50, p99 float64) {
 	return millis(percentile(samples, 50)), millis(percentile(samples, 99))
 }
 
-// check is one target of DESIGN §7 evaluated on this run's figures.
+// check is one target (docs/performance.md) evaluated on this run's figures.
 type check struct {
 	Name        string  `json:"name"`
 	Concurrency int     `json:"concurrency,omitempty"`

@@ -56,7 +56,7 @@ func printReport(w io.Writer, r *report) {
 	fmt.Fprintln(w)
 
 	const checkRow = "%-27s %4s %9s %9s %7s %8s  %s\n"
-	fmt.Fprintf(w, checkRow, "check (DESIGN §7)", "c", "gateway", "proxy", "value", "target", "verdict")
+	fmt.Fprintf(w, checkRow, "check (targets)", "c", "gateway", "proxy", "value", "target", "verdict")
 	for _, c := range r.Checks {
 		conc := ""
 		if c.Concurrency > 0 {

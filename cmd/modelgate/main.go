@@ -1,6 +1,6 @@
 // Command modelgate runs the gateway: the /v1 relay and the /api management
 // API on one port. Configuration comes from flags and environment variables
-// (README, DESIGN §2).
+// (docs/operations.md, Configuration).
 package main
 
 import (

@@ -1,4 +1,4 @@
-// Package api serves the /api management surface of spec/management-api.md:
+// Package api serves the /api management surface whose contract is docs/api.md:
 // routes.go lists every route; one file per resource holds its handlers and
 // their request and response types.
 package api

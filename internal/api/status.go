@@ -7,7 +7,7 @@ import (
 	"github.com/modelgate/modelgate/internal/httpx"
 )
 
-// QuotaPerUnit is the quota of 1 CNY (DESIGN §4).
+// QuotaPerUnit is the quota of 1 CNY (docs/architecture.md, Money).
 const QuotaPerUnit = 1_000_000
 
 var errNotImplemented = httpx.FailStatus(http.StatusNotImplemented, "not implemented")

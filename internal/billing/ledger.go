@@ -1,5 +1,6 @@
 // Package billing owns the money path of a relayed call: reserve before
-// forwarding, settle to the exact cost after, release on failure (DESIGN §4).
+// forwarding, settle to the exact cost after, release on failure
+// (docs/architecture.md, Money).
 //
 // All three go through one Ledger goroutine that group-commits: every
 // reservation and settlement waiting when a transaction starts is applied in

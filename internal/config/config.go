@@ -1,5 +1,6 @@
-// Package config owns the run contract of DESIGN §2: one Config struct, loaded
-// once from flags and environment variables (flags win) and validated all at once.
+// Package config owns the run contract (docs/operations.md, Configuration):
+// one Config struct, loaded once from flags and environment variables (flags
+// win) and validated all at once.
 package config
 
 import (

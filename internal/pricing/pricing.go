@@ -1,6 +1,7 @@
 // Package pricing holds the rules of model prices and group discounts: what
-// a valid price or discount is, and how much quota a call costs (DESIGN §4).
-// It is pure: the store keeps the rows, the relay feeds them in here.
+// a valid price or discount is, and how much quota a call costs
+// (docs/architecture.md, Money). It is pure: the store keeps the rows, the
+// relay feeds them in here.
 package pricing
 
 import (
@@ -63,7 +64,7 @@ func (u Usage) used() bool {
 	return u.PromptTokens > 0 || u.CompletionTokens > 0 || u.CachedTokens > 0
 }
 
-// Quota is the cost of a call in quota (DESIGN §4):
+// Quota is the cost of a call in quota (docs/architecture.md, Money):
 //
 //	token:       round((input×(prompt−cached) + cached_price×cached + output×completion) × discount)
 //	per_request: round(per_request_price × 1e6 × discount)

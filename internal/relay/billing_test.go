@@ -13,7 +13,7 @@ import (
 	"github.com/modelgate/modelgate/internal/relay/tokencount"
 )
 
-// tokenCost is the quota of a call billed by tokens (DESIGN §4), computed
+// tokenCost is the quota of a call billed by tokens (docs/architecture.md, Money), computed
 // here from the prices (CNY per 1M tokens) independently of the relay.
 func tokenCost(input, output, cachedPrice float64, prompt, completion, cached int64, discount float64) int64 {
 	if cachedPrice == 0 {

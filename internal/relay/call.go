@@ -160,7 +160,7 @@ func (c *call) run() error {
 	return err
 }
 
-// reserve holds the call's estimated cost (DESIGN §4): the prompt's upper
+// reserve holds the call's estimated cost (docs/architecture.md, Money): the prompt's upper
 // bound (promptTokenBound) plus the requested completion size, but never
 // less than the DefaultCompletionSize option, priced like the real call.
 // The floor matters because a small max_tokens bounds only the answer: a

@@ -10,8 +10,9 @@ import (
 	"github.com/modelgate/modelgate/internal/pricing"
 )
 
-// Strict billing (DESIGN §4, docs/decisions/relay-billing.md): a call never
-// costs more than it held, so no balance or key quota goes below zero.
+// Strict billing (docs/architecture.md, Money; docs/decisions/relay-billing.md):
+// a call never costs more than it held, so no balance or key quota goes below
+// zero.
 
 // Prompt bound parameters: a fixed allowance for the reply priming and
 // framing tokens, and one per image or inline media part, whose cost does

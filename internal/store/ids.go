@@ -8,7 +8,7 @@ import (
 
 // idStride is the cluster's id modulus: a row created on node k gets an id
 // with id % idStride == k, so ids from different nodes never collide
-// (DESIGN §6). Node 0 is a single-node install; node ids 1..49 are cluster
+// (docs/architecture.md, Cluster). Node 0 is a single-node install; node ids 1..49 are cluster
 // nodes, so a single node can later join a cluster without renumbering.
 const idStride = 50
 

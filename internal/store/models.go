@@ -2,7 +2,7 @@ package store
 
 // Stored types. They carry no json tags on purpose: handlers copy what a
 // response may show into their own types, so password hashes, key hashes and
-// channel keys cannot be serialised by accident (DESIGN §8).
+// channel keys cannot be serialised by accident (docs/architecture.md, Conventions).
 //
 // Column names avoid SQL reserved words (group, key) so raw SQL needs no
 // per-dialect quoting. Changing a column here needs a new migration.

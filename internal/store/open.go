@@ -43,7 +43,7 @@ type Options struct {
 	DSN        string
 	SQLitePath string
 	// NodeID is the cluster node number (0 on a single node); it is the
-	// residue of every row id this process allocates (DESIGN §6).
+	// residue of every row id this process allocates (docs/architecture.md, Cluster).
 	NodeID int
 	Logger *slog.Logger
 }
@@ -142,7 +142,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 }
 
 // sqliteDSN puts the pragmas in the DSN so every pooled connection gets them
-// (deps.md §2): WAL for concurrent readers, immediate transactions so a
+// (docs/architecture.md, Storage): WAL for concurrent readers, immediate transactions so a
 // read-then-write transaction never fails on a lock upgrade.
 func sqliteDSN(path string) string {
 	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +

@@ -81,14 +81,15 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *Tx) error) err
 }
 
 // changed records a row change of a replicated table; every mutating method
-// calls it inside its transaction (the cluster outbox seam, DESIGN §6).
+// calls it inside its transaction (the cluster outbox seam,
+// docs/architecture.md, Cluster).
 func (tx *Tx) changed(table, op string, id int64) error {
 	return tx.record(Change{Table: table, Op: op, ID: id})
 }
 
 // counted records a change that only moved balances or usage counters
 // (quota, used_quota, request_count, remain_quota). Caches of everything
-// else ignore it, and the cluster replicates it as a delta (DESIGN §6).
+// else ignore it, and the cluster replicates it as a delta (docs/architecture.md, Cluster).
 func (tx *Tx) counted(table string, id int64) error {
 	return tx.record(Change{Table: table, Op: "UPDATE", ID: id, Counters: true})
 }
