@@ -53,4 +53,3 @@ func TestWriteErrorShapes(t *testing.T) {
 		}
 	}
 }
-
