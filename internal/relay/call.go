@@ -127,7 +127,8 @@ func (c *call) run() error {
 	}
 	// A call its owner cannot pay for is refused before its body is read:
 	// reading first let a user with nothing to spend pin memory with large
-	// slow uploads (issue 7).
+	// slow uploads (issue 7). A free call (count_tokens) needs no balance;
+	// its body still comes from the shared budget.
 	if !c.ep.free {
 		if err := c.rl.canPay(c.r.Context(), c.key); err != nil {
 			return err
@@ -299,7 +300,7 @@ func (c *call) offered() error {
 			return errf(http.StatusBadRequest, "invalid_request_error", "channel_not_found", msgPinnedMissing, c.pinned)
 		}
 		if !c.serves(u) {
-			return unsupportedEndpoint(msgPinnedUnsupportedFmt, c.pinned, c.r.URL.Path)
+			return unsupportedEndpoint(msgPinnedUnsupportedFmt, c.pinned, c.ep.path)
 		}
 		return nil
 	}
@@ -312,7 +313,7 @@ func (c *call) offered() error {
 			return nil
 		}
 	}
-	return unsupportedEndpoint(msgUnsupportedFmt, c.key.user.Group, model, c.r.URL.Path)
+	return unsupportedEndpoint(msgUnsupportedFmt, c.key.user.Group, model, c.ep.path)
 }
 
 // serves reports whether channel u can serve this endpoint: chat calls go
