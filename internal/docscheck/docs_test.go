@@ -37,6 +37,15 @@ func routePatterns(t *testing.T, path string) []string {
 	}
 	var out []string
 	ast.Inspect(f, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.CompositeLit); ok {
+			// A relay endpoint is served as POST at its path (Handler).
+			if id, ok := lit.Type.(*ast.Ident); ok && id.Name == "endpoint" {
+				if p := stringField(lit, "path"); p != "" {
+					out = append(out, "POST "+p)
+				}
+			}
+			return true
+		}
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
@@ -45,13 +54,18 @@ func routePatterns(t *testing.T, path string) []string {
 		if !ok || !slices.Contains(registrars, sel.Sel.Name) {
 			return true
 		}
-		for _, arg := range call.Args {
+		for i, arg := range call.Args {
 			lit, ok := arg.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
 				continue
 			}
 			p, err := strconv.Unquote(lit.Value)
 			if err == nil && patternShape.MatchString(p) {
+				// only(http.MethodGet, …) registers a method-less
+				// pattern for one method.
+				if m := onlyMethod(call.Args[i+1:]); m != "" {
+					p = m + " " + p
+				}
 				out = append(out, p)
 			}
 			break
@@ -59,6 +73,41 @@ func routePatterns(t *testing.T, path string) []string {
 		return true
 	})
 	return out
+}
+
+// stringField is the string literal given to key in a keyed composite
+// literal, or "".
+func stringField(lit *ast.CompositeLit, key string) string {
+	for _, e := range lit.Elts {
+		kv, ok := e.(*ast.KeyValueExpr)
+		if !ok {
+			continue
+		}
+		if k, ok := kv.Key.(*ast.Ident); ok && k.Name == key {
+			if v, ok := kv.Value.(*ast.BasicLit); ok && v.Kind == token.STRING {
+				s, _ := strconv.Unquote(v.Value)
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// onlyMethod is the method of an only(http.MethodX, …) handler among args.
+func onlyMethod(args []ast.Expr) string {
+	for _, a := range args {
+		call, ok := a.(*ast.CallExpr)
+		if !ok {
+			continue
+		}
+		if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "only" || len(call.Args) == 0 {
+			continue
+		}
+		if sel, ok := call.Args[0].(*ast.SelectorExpr); ok && strings.HasPrefix(sel.Sel.Name, "Method") {
+			return strings.ToUpper(strings.TrimPrefix(sel.Sel.Name, "Method"))
+		}
+	}
+	return ""
 }
 
 // undocumented returns the patterns doc does not show as code (`pattern`).

@@ -162,4 +162,8 @@ var english = map[string]entry{
 	"读取请求体超时":                    {text: "timed out reading the request body"},
 	"需要 multipart/form-data 请求体": {text: "a multipart/form-data request body is required"},
 	"multipart 请求体无效":            {text: "invalid multipart request body"},
+	"分组 %s 下模型 %s 的渠道不支持接口 %s":   {text: "group %s has no channel for model %s that supports endpoint %s"},
+	"指定的渠道 %d 不支持接口 %s":          {text: "channel %d does not support endpoint %s"},
+	"请求方法 %s 不适用于 %s,允许: %s":     {text: "method %s is not allowed on %s; allowed: %s"},
+	"缺少 messages 参数":             {text: "missing messages parameter"},
 }

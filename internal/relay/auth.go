@@ -41,7 +41,9 @@ func (rl *Relay) authenticate(r *http.Request) (*keyEntry, int64, error) {
 	case token.StatusExpired:
 		return nil, 0, unauthorized(MsgKeyExpired)
 	case token.StatusExhausted:
-		return nil, 0, unauthorized(MsgKeyExhausted)
+		// The key is right, its quota is spent: 429 insufficient_quota as
+		// OpenAI answers it, not a 401 that sends users to check the key.
+		return nil, 0, quotaExceeded(MsgKeyExhausted)
 	default:
 		return nil, 0, unauthorized(MsgKeyDisabled)
 	}

@@ -114,8 +114,8 @@ func TestKeyStatusRefusedAtOnce(t *testing.T) {
 
 	exhausted := 4
 	e.SetToken(g.UserID, tok.ID, store.TokenPatch{Status: &exhausted})
-	authWantError(t, e.Call(tok.Key, "POST", "/v1/chat/completions", authChat("gpt-test")), http.StatusUnauthorized, relay.MsgKeyExhausted)
-	authWantError(t, e.Call(tok.Key, "GET", "/v1/models", nil), http.StatusUnauthorized, relay.MsgKeyExhausted)
+	authWantError(t, e.Call(tok.Key, "POST", "/v1/chat/completions", authChat("gpt-test")), http.StatusTooManyRequests, relay.MsgKeyExhausted)
+	authWantError(t, e.Call(tok.Key, "GET", "/v1/models", nil), http.StatusTooManyRequests, relay.MsgKeyExhausted)
 
 	g.User.OK("DELETE", apptest.Path("/api/token/%d", tok.ID), nil)
 	authWantError(t, e.Call(tok.Key, "POST", "/v1/chat/completions", authChat("gpt-test")), http.StatusUnauthorized, relay.MsgInvalidKey)
@@ -287,7 +287,7 @@ func TestAnthropicClientKeyHeader(t *testing.T) {
 }
 
 // A limited key that runs out through use is exhausted: the next call gets
-// the same 401 as a key stored with status 4, although the cached row still
+// the same 429 as a key stored with status 4, although the cached row still
 // says enabled (balances change without invalidating the key cache). A key
 // created with no quota is exhausted from the start.
 func TestKeyExhaustedByUse(t *testing.T) {
@@ -298,10 +298,10 @@ func TestKeyExhaustedByUse(t *testing.T) {
 	tok := g.User.CreateToken(map[string]any{"name": "limited", "remain_quota": 50})
 	authOK(t, e, tok.Key) // costs 88: the key ends below zero
 	e.SettleAll()
-	authWantError(t, e.Call(tok.Key, "POST", "/v1/chat/completions", authChat("gpt-test")), http.StatusUnauthorized, relay.MsgKeyExhausted)
+	authWantError(t, e.Call(tok.Key, "POST", "/v1/chat/completions", authChat("gpt-test")), http.StatusTooManyRequests, relay.MsgKeyExhausted)
 
 	empty := g.User.CreateToken(map[string]any{"name": "empty"})
-	authWantError(t, e.Call(empty.Key, "POST", "/v1/chat/completions", authChat("gpt-test")), http.StatusUnauthorized, relay.MsgKeyExhausted)
+	authWantError(t, e.Call(empty.Key, "POST", "/v1/chat/completions", authChat("gpt-test")), http.StatusTooManyRequests, relay.MsgKeyExhausted)
 	if n := up.Count(); n != 1 {
 		t.Fatalf("upstream got %d calls, want 1", n)
 	}

@@ -39,11 +39,11 @@ func TestBillingInsufficientBalance(t *testing.T) {
 
 	for _, stream := range []bool{false, true} {
 		r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", stream))
-		if r.Status != http.StatusForbidden {
-			t.Fatalf("stream %v: %d %s, want 403", stream, r.Status, r.Body)
+		if r.Status != http.StatusTooManyRequests {
+			t.Fatalf("stream %v: %d %s, want 429", stream, r.Status, r.Body)
 		}
-		if got := decodeV1Error(t, r); got.Error.Code != "insufficient_user_quota" || got.Error.Message != relay.MsgUserQuota {
-			t.Errorf("error %+v, want code insufficient_user_quota, message %q", got.Error, relay.MsgUserQuota)
+		if got := decodeV1Error(t, r); got.Error.Code != "insufficient_quota" || got.Error.Message != relay.MsgUserQuota {
+			t.Errorf("error %+v, want code insufficient_quota, message %q", got.Error, relay.MsgUserQuota)
 		}
 	}
 	if n := up.Count(); n != 0 {
@@ -57,8 +57,8 @@ func TestBillingInsufficientBalance(t *testing.T) {
 	// with BillingOverrunAllowed it is still usable, once: the reservation
 	// takes what there is and the call settles at its cost.
 	g.SetQuota(10)
-	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusForbidden {
-		t.Fatalf("low balance, strict: %d %s, want 403", r.Status, r.Body)
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("low balance, strict: %d %s, want 429", r.Status, r.Body)
 	}
 	g.SetOption("BillingOverrunAllowed", "true")
 	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusOK {
@@ -67,8 +67,8 @@ func TestBillingInsufficientBalance(t *testing.T) {
 	if q := g.Quota(g.UserID); q != 10-88 {
 		t.Errorf("balance %d after a call of 88 from 10", q)
 	}
-	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusForbidden {
-		t.Fatalf("negative balance: %d %s, want 403", r.Status, r.Body)
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("negative balance: %d %s, want 429", r.Status, r.Body)
 	}
 	if n := up.Count(); n != 1 {
 		t.Errorf("upstream called %d times, want 1", n)
@@ -99,8 +99,8 @@ func TestBillingLimitedKeyExhausts(t *testing.T) {
 		}
 	}
 	r := e.Call(key.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false))
-	if r.Status != http.StatusUnauthorized || decodeV1Error(t, r).Error.Message != relay.MsgKeyExhausted {
-		t.Errorf("exhausted key: %d %s, want 401 %q", r.Status, r.Body, relay.MsgKeyExhausted)
+	if r.Status != http.StatusTooManyRequests || decodeV1Error(t, r).Error.Message != relay.MsgKeyExhausted {
+		t.Errorf("exhausted key: %d %s, want 429 %q", r.Status, r.Body, relay.MsgKeyExhausted)
 	}
 	if n := up.Count(); n != 2 {
 		t.Errorf("upstream called %d times, want 2", n)
@@ -213,8 +213,8 @@ func TestBillingModelWithoutPrice(t *testing.T) {
 	for _, model := range []string{"gpt-unpriced", "gpt-test"} {
 		r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody(model, "hi", false))
 		got := decodeV1Error(t, r)
-		if r.Status != http.StatusForbidden || got.Error.Code != "model_price_not_set" || !strings.Contains(got.Error.Message, model) {
-			t.Errorf("%s: %d %s, want 403 model_price_not_set naming the model", model, r.Status, r.Body)
+		if r.Status != http.StatusNotFound || got.Error.Code != "model_not_found" || !strings.Contains(got.Error.Message, model) {
+			t.Errorf("%s: %d %s, want 404 model_not_found naming the model", model, r.Status, r.Body)
 		}
 	}
 	if n := up.Count(); n != 0 {

@@ -17,6 +17,7 @@ import (
 type callResult struct {
 	status  int
 	code    string
+	typ     string // error.type: the Anthropic shape has no code
 	message string
 	err     error
 }
@@ -39,7 +40,7 @@ func post(url, key string, body []byte) callResult {
 	if resp.StatusCode != http.StatusOK {
 		json.Unmarshal(raw, &e)
 	}
-	return callResult{status: resp.StatusCode, code: e.Error.Code, message: e.Error.Message, err: err}
+	return callResult{status: resp.StatusCode, code: e.Error.Code, typ: e.Error.Type, message: e.Error.Message, err: err}
 }
 
 // TestBillingNoOverspend sends 50 parallel calls from a user whose balance
@@ -99,8 +100,8 @@ func TestBillingNoOverspend(t *testing.T) {
 					t.Fatalf("parallel call %d: %v", i, r.err)
 				case r.status == http.StatusOK:
 					ok++
-				case r.status != http.StatusForbidden || r.code != "insufficient_user_quota":
-					t.Fatalf("parallel call %d: %d %s, want 200 or 403 insufficient_user_quota", i, r.status, r.code)
+				case r.status != http.StatusTooManyRequests || r.code != "insufficient_quota":
+					t.Fatalf("parallel call %d: %d %s, want 200 or 429 insufficient_quota", i, r.status, r.code)
 				}
 			}
 			t.Logf("%d of 50 parallel calls served; balance %d after them", ok, g.Quota(g.UserID))
@@ -120,8 +121,8 @@ func TestBillingNoOverspend(t *testing.T) {
 					t.Fatalf("sequential call %d refused (%d %s) with %d left", i, r.status, r.code, left)
 				}
 				if left < need {
-					if r.status != http.StatusForbidden || r.code != "insufficient_user_quota" {
-						t.Fatalf("sequential call %d with %d left: %d %s, want 403 insufficient_user_quota", i, left, r.status, r.code)
+					if r.status != http.StatusTooManyRequests || r.code != "insufficient_quota" {
+						t.Fatalf("sequential call %d with %d left: %d %s, want 429 insufficient_quota", i, left, r.status, r.code)
 					}
 					break
 				}

@@ -128,8 +128,8 @@ func (s *strictRun) parallel(t *testing.T, path string, body map[string]any, n i
 			t.Fatalf("call %d: %v", i, r.err)
 		case r.status == http.StatusOK:
 			ok++
-		case r.status == http.StatusForbidden && (r.message == relay.MsgUserQuota || r.message == relay.MsgTokenQuota):
-		case r.status == http.StatusUnauthorized: // a limited key spent to exactly 0 is exhausted
+		case r.status == http.StatusTooManyRequests && (r.code == "insufficient_quota" || r.typ == "billing_error") &&
+			(r.message == relay.MsgUserQuota || r.message == relay.MsgTokenQuota || r.message == relay.MsgKeyExhausted):
 		default:
 			t.Fatalf("call %d: %d %s, want 200 or a refusal for quota", i, r.status, r.code)
 		}
@@ -331,8 +331,8 @@ func TestStrictBillingCountsChoices(t *testing.T) {
 	s := newStrictRun(t, 1, acct, fakeupstream.Behavior{})
 	s.g.SetOption("DefaultCompletionSize", "1")
 	body["n"] = 2
-	if r := s.e.Call(s.key, "POST", "/v1/chat/completions", body); r.Status != http.StatusForbidden {
-		t.Fatalf("n=2 on a balance for one: %d %s, want 403", r.Status, r.Body)
+	if r := s.e.Call(s.key, "POST", "/v1/chat/completions", body); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("n=2 on a balance for one: %d %s, want 429", r.Status, r.Body)
 	}
 	body["n"] = 1
 	if r := s.e.Call(s.key, "POST", "/v1/chat/completions", body); r.Status != http.StatusOK {
@@ -373,7 +373,7 @@ func TestStrictBillingSmallestLimit(t *testing.T) {
 				t.Fatalf("%d %s, want ok=%v", r.Status, r.Body, tc.ok)
 			}
 			if !tc.ok {
-				if r.Status != http.StatusForbidden || s.up.Count() != 0 {
+				if r.Status != http.StatusTooManyRequests || s.up.Count() != 0 {
 					t.Fatalf("refusal: %d %s, upstream called %d times", r.Status, r.Body, s.up.Count())
 				}
 				return

@@ -73,9 +73,9 @@ func (rl *Relay) canPay(ctx context.Context, e *keyEntry) error {
 	}
 	switch {
 	case userLeft <= 0:
-		return forbidden(MsgUserQuota, "insufficient_user_quota")
+		return quotaExceeded(MsgUserQuota)
 	case limited && tokenLeft <= 0:
-		return unauthorized(MsgKeyExhausted)
+		return quotaExceeded(MsgKeyExhausted)
 	}
 	return nil
 }

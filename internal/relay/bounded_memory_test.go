@@ -122,7 +122,7 @@ func TestUnpaidUploadRefusedUnread(t *testing.T) {
 	g.SetQuota(0)
 	for _, cl := range []int64{-1, 31 << 20} {
 		u := startUpload(t, e, g.Key, cl, 1<<20)
-		u.wantRefusal(t, 5*time.Second, http.StatusForbidden, relay.MsgUserQuota)
+		u.wantRefusal(t, 5*time.Second, http.StatusTooManyRequests, relay.MsgUserQuota)
 		u.cancel()
 	}
 	if up.Count() != 0 {
@@ -132,12 +132,12 @@ func TestUnpaidUploadRefusedUnread(t *testing.T) {
 	g.Root.OK("POST", "/api/topup", map[string]any{"user_id": g.UserID, "quota": 10_000_000})
 	authOK(t, e, g.Key)
 
-	// A limited key with nothing left gets reserve()'s 401, also unread.
+	// A limited key with nothing left gets reserve()'s 429, also unread.
 	g.SetOption("BillingOverrunAllowed", "true") // so a call can spend a key's last quota
 	limited := g.User.CreateToken(map[string]any{"name": "limited", "remain_quota": 1}).Key
 	authOK(t, e, limited) // spends its 1 and more: nothing left
 	e.SettleAll()
-	startUpload(t, e, limited, -1, 1<<20).wantRefusal(t, 5*time.Second, http.StatusUnauthorized, relay.MsgKeyExhausted)
+	startUpload(t, e, limited, -1, 1<<20).wantRefusal(t, 5*time.Second, http.StatusTooManyRequests, relay.MsgKeyExhausted)
 }
 
 // A stalled upload is answered 408 once BODY_READ_TIMEOUT passes; the

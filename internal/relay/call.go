@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/billing"
@@ -126,9 +127,12 @@ func (c *call) run() error {
 	}
 	// A call its owner cannot pay for is refused before its body is read:
 	// reading first let a user with nothing to spend pin memory with large
-	// slow uploads (issue 7).
-	if err := c.rl.canPay(c.r.Context(), c.key); err != nil {
-		return err
+	// slow uploads (issue 7). A free call (count_tokens) needs no balance;
+	// its body still comes from the shared budget.
+	if !c.ep.free {
+		if err := c.rl.canPay(c.r.Context(), c.key); err != nil {
+			return err
+		}
 	}
 	if c.body, err = c.readBody(); err != nil {
 		return err
@@ -140,17 +144,13 @@ func (c *call) run() error {
 		return err
 	}
 	c.snap = c.rl.catalog.cur.Load()
-	price, ok := c.snap.prices[c.meta.model]
-	if !ok {
-		return forbidden(fmt.Sprintf(msgNoPriceFmt, c.meta.model), "model_price_not_set")
+	if err := c.offered(); err != nil {
+		return err
 	}
-	c.price, c.disc = price, pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model)
-	if c.pinned != 0 && !c.pinnedServes() {
-		return errf(http.StatusBadRequest, "invalid_request_error", "channel_not_found", msgPinnedMissing, c.pinned)
+	if c.ep.free {
+		return c.countTokens()
 	}
-	if c.pinned == 0 && len(c.snap.routes[groupModelKey(c.key.user.Group, c.meta.model)]) == 0 {
-		return errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
-	}
+	c.price, c.disc = c.snap.prices[c.meta.model], pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model)
 	if err := c.reserve(); err != nil {
 		return err
 	}
@@ -192,14 +192,14 @@ func (c *call) reserve() error {
 	hold, err := c.rl.Ledger.Reserve(c.r.Context(), op)
 	switch {
 	case errors.Is(err, store.ErrUserQuota):
-		return forbidden(MsgUserQuota, "insufficient_user_quota")
+		return quotaExceeded(MsgUserQuota)
 	case errors.Is(err, store.ErrTokenQuotaShort):
-		return forbidden(MsgTokenQuota, "insufficient_token_quota") // quota left, less than the call needs
+		return quotaExceeded(MsgTokenQuota) // quota left, less than the call needs
 	case errors.Is(err, store.ErrTokenQuota):
 		// A limited key with nothing left is exhausted (settlement sets
 		// status 4 as it reaches zero), whether or not the cached row has
-		// caught up: same 401 as the status check.
-		return unauthorized(MsgKeyExhausted)
+		// caught up: same answer as the status check.
+		return quotaExceeded(MsgKeyExhausted)
 	case err != nil:
 		return err
 	}
@@ -207,7 +207,7 @@ func (c *call) reserve() error {
 	if c.strict && c.capsCompletion() {
 		if c.completionLimit = c.completionLimitOf(prompt, hold.Amount); c.completionLimit < 0 {
 			c.settle() // rounding left the hold short of one token: give it back
-			return forbidden(MsgUserQuota, "insufficient_user_quota")
+			return quotaExceeded(MsgUserQuota)
 		}
 	}
 	return nil
@@ -278,12 +278,42 @@ func (c *call) choose(tried map[int64]bool) *upstream {
 	})
 }
 
-// pinnedServes reports whether the pinned channel is enabled, speaks this
-// endpoint and offers the model in some group: an admin may pin a channel
-// outside their own group, but not to a model it was never set up for.
-func (c *call) pinnedServes() bool {
-	u := c.snap.channels[c.pinned]
-	return u != nil && u.models[c.meta.model] && c.serves(u)
+// offered checks, before anything is reserved, that this caller is offered
+// the model on this endpoint (docs/relay.md, Errors). A model is not
+// offered — 404 model_not_found, the message saying which — when it has no
+// enabled price, or when the caller's group has no enabled channel for it:
+// for this caller it does not exist, and no retry changes that. When the
+// group's channels exist but none speaks the endpoint (embeddings on an
+// Anthropic-only model) the answer is 400 unsupported_endpoint. Channels
+// that exist and speak it but are cooling down or failing are a 5xx from
+// forward: that is temporary. An admin's pin is not bound to the admin's
+// group, but the pinned channel must be enabled, offer the model in some
+// group, and speak the endpoint.
+func (c *call) offered() error {
+	model := c.meta.model
+	if _, ok := c.snap.prices[model]; !ok {
+		return modelNotFound(msgNoPriceFmt, model)
+	}
+	if c.pinned != 0 {
+		u := c.snap.channels[c.pinned]
+		if u == nil || !u.models[model] {
+			return errf(http.StatusBadRequest, "invalid_request_error", "channel_not_found", msgPinnedMissing, c.pinned)
+		}
+		if !c.serves(u) {
+			return unsupportedEndpoint(msgPinnedUnsupportedFmt, c.pinned, c.ep.path)
+		}
+		return nil
+	}
+	tiers := c.snap.routes[groupModelKey(c.key.user.Group, model)]
+	if len(tiers) == 0 {
+		return modelNotFound(msgNoChannelFmt, c.key.user.Group, model)
+	}
+	for _, t := range tiers {
+		if slices.ContainsFunc(t.channels, c.serves) {
+			return nil
+		}
+	}
+	return unsupportedEndpoint(msgUnsupportedFmt, c.key.user.Group, model, c.ep.path)
 }
 
 // serves reports whether channel u can serve this endpoint: chat calls go

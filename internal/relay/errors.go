@@ -14,25 +14,30 @@ import (
 // Messages of key authentication (spec: Authentication, scheme 3). The
 // spec fixes the 403 texts; the 401 ones name the precise reason.
 const (
-	MsgNoKey          = "未提供令牌"
-	MsgInvalidKey     = "无效的令牌"
-	MsgKeyDisabled    = "该令牌已被禁用"
-	MsgKeyExpired     = "该令牌已过期"
-	MsgKeyExhausted   = "该令牌额度已用尽"
-	MsgUserBanned     = "用户已被封禁"
-	msgSubnetFmt      = "该令牌只能在指定网段使用:%s,当前 ip:%s"
-	msgModelFmt       = "该令牌无权使用模型:%s"
-	MsgPinNotAllowed  = "普通用户不支持指定渠道"
-	MsgUserQuota      = "用户额度不足"
-	MsgTokenQuota     = "令牌额度不足"
-	msgNoPriceFmt     = "模型 %s 未设置价格,暂不可用"
-	msgNoChannelFmt   = "分组 %s 下模型 %s 无可用渠道"
-	msgPinnedMissing  = "指定的渠道 %d 不存在、未启用或不支持该模型"
-	MsgBodyTooLarge   = "请求体过大"
-	MsgInvalidJSON    = "请求体不是有效的 JSON"
-	MsgModelRequired  = "缺少 model 参数"
-	MsgUpstreamFailed = "上游服务请求失败"
-	MsgBadUpstream    = "上游服务返回了无法解析的响应"
+	MsgNoKey         = "未提供令牌"
+	MsgInvalidKey    = "无效的令牌"
+	MsgKeyDisabled   = "该令牌已被禁用"
+	MsgKeyExpired    = "该令牌已过期"
+	MsgKeyExhausted  = "该令牌额度已用尽"
+	MsgUserBanned    = "用户已被封禁"
+	msgSubnetFmt     = "该令牌只能在指定网段使用:%s,当前 ip:%s"
+	msgModelFmt      = "该令牌无权使用模型:%s"
+	MsgPinNotAllowed = "普通用户不支持指定渠道"
+	MsgUserQuota     = "用户额度不足"
+	MsgTokenQuota    = "令牌额度不足"
+	msgNoPriceFmt    = "模型 %s 未设置价格,暂不可用"
+	msgNoChannelFmt  = "分组 %s 下模型 %s 无可用渠道"
+	msgPinnedMissing = "指定的渠道 %d 不存在、未启用或不支持该模型"
+	// An endpoint no channel of the model can speak (errors: 400
+	// unsupported_endpoint); %s are the group, the model and the path.
+	msgUnsupportedFmt       = "分组 %s 下模型 %s 的渠道不支持接口 %s"
+	msgPinnedUnsupportedFmt = "指定的渠道 %d 不支持接口 %s"
+	msgMethodFmt            = "请求方法 %s 不适用于 %s,允许: %s"
+	MsgBodyTooLarge         = "请求体过大"
+	MsgInvalidJSON          = "请求体不是有效的 JSON"
+	MsgModelRequired        = "缺少 model 参数"
+	MsgUpstreamFailed       = "上游服务请求失败"
+	MsgBadUpstream          = "上游服务返回了无法解析的响应"
 )
 
 // apiError is a failure answered in the ingress dialect's error shape with
@@ -75,6 +80,34 @@ func badRequest(msg string) *apiError {
 	return &apiError{status: http.StatusBadRequest, message: msg, typ: "invalid_request_error", code: "invalid_request"}
 }
 
+// Codes SDKs and agents act on (docs/relay.md, Errors). OpenAI answers a
+// spent balance with 429 insufficient_quota, an unknown model with 404
+// model_not_found; both SDK families choose their exception by status.
+const (
+	codeInsufficientQuota   = "insufficient_quota"
+	codeModelNotFound       = "model_not_found"
+	codeUnsupportedEndpoint = "unsupported_endpoint"
+)
+
+// quotaExceeded is a balance or key quota too low for the call: 429 with
+// OpenAI's insufficient_quota type and code. Not a 401: the key is right.
+func quotaExceeded(msg string) *apiError {
+	return &apiError{status: http.StatusTooManyRequests, message: msg, typ: codeInsufficientQuota, code: codeInsufficientQuota}
+}
+
+// modelNotFound is a model this caller is not offered (not priced, or no
+// enabled channel for it in the caller's group): 404, which SDKs do not
+// retry. Channels that exist but all fail stay a 5xx.
+func modelNotFound(format string, a ...any) *apiError {
+	return errf(http.StatusNotFound, "invalid_request_error", codeModelNotFound, format, a...)
+}
+
+// unsupportedEndpoint is an endpoint the model's channels cannot speak
+// (embeddings on an Anthropic-only model): 400, as no retry can help.
+func unsupportedEndpoint(format string, a ...any) *apiError {
+	return errf(http.StatusBadRequest, "invalid_request_error", codeUnsupportedEndpoint, format, a...)
+}
+
 // dialect is the wire format of an ingress or a channel.
 type dialect int
 
@@ -95,9 +128,15 @@ func writeError(w http.ResponseWriter, ingress dialect, err error) {
 	msg := e.text(langOf(w))
 	var body any = openai.ErrorBody{Error: openai.ErrorDetail{Message: msg, Type: e.typ, Code: e.code}}
 	if ingress == dialectAnthropic {
-		body = anthropic.ErrorResponse{Type: "error", Error: anthropic.ErrorDetail{Type: anthropicErrorType(e.status), Message: msg}}
+		body = anthropic.ErrorResponse{Type: "error", Error: anthropic.ErrorDetail{Type: anthropicErrorType(e), Message: msg}}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if e.code == codeInsufficientQuota {
+		// Both official SDKs retry every 429 unless told not to; a spent
+		// balance does not come back within their backoff, so each refused
+		// call would be sent three times.
+		w.Header().Set("X-Should-Retry", "false")
+	}
 	w.WriteHeader(e.status)
 	json.NewEncoder(w).Encode(body)
 }
@@ -135,20 +174,28 @@ func (rl *Relay) lang() msgtext.Lang {
 	return rl.Options.Current().MessageLanguage
 }
 
-// anthropicErrorType maps a status to the error type Anthropic uses for it.
-func anthropicErrorType(status int) string {
-	switch status {
-	case http.StatusUnauthorized:
+// anthropicErrorType maps an error to the type Anthropic uses for it: by
+// its status, except a spent balance, which is billing_error (the type
+// Anthropic documents for billing problems and @anthropic-ai/sdk lists in
+// ErrorType) under status 429, so the SDK still raises RateLimitError.
+// Statuses Anthropic does not document (405, 408) are
+// invalid_request_error, which it uses for "other 4XX status codes".
+func anthropicErrorType(e *apiError) string {
+	if e.code == codeInsufficientQuota {
+		return "billing_error"
+	}
+	switch status := e.status; {
+	case status == http.StatusUnauthorized:
 		return "authentication_error"
-	case http.StatusForbidden:
+	case status == http.StatusForbidden:
 		return "permission_error"
-	case http.StatusNotFound:
+	case status == http.StatusNotFound:
 		return "not_found_error"
-	case http.StatusRequestEntityTooLarge:
+	case status == http.StatusRequestEntityTooLarge:
 		return "request_too_large"
-	case http.StatusTooManyRequests:
+	case status == http.StatusTooManyRequests:
 		return "rate_limit_error"
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+	case status >= 400 && status < 500:
 		return "invalid_request_error"
 	}
 	return "api_error"

@@ -149,11 +149,15 @@ func TestModelsEndpoints(t *testing.T) {
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
 	g.Root.OK("POST", "/api/channel/", map[string]any{"name": "more", "key": fakeupstream.DefaultKey, "base_url": up.URL,
-		"models": "alpha,beta", "group": "default"})
+		"models": "alpha,beta,unpriced", "group": "default"})
 	g.Root.OK("POST", "/api/channel/", map[string]any{"name": "vip", "key": fakeupstream.DefaultKey, "base_url": up.URL,
 		"models": "vip-model,alpha", "group": "vip"})
 	g.Root.OK("POST", "/api/channel/", map[string]any{"name": "off", "key": fakeupstream.DefaultKey, "base_url": up.URL,
 		"models": "disabled-model", "group": "default", "status": 2})
+	// Only priced models are listed: a call of "unpriced" is refused 404.
+	for _, m := range []string{"alpha", "beta", "vip-model", "disabled-model"} {
+		g.Root.OK("POST", "/api/model_price/", map[string]any{"model_name": m, "input_price": 1, "output_price": 1})
+	}
 
 	if got, want := v1Models(t, e, g.Key), []string{"alpha", "beta", "gpt-test"}; !slices.Equal(got, want) {
 		t.Fatalf("default user sees %q, want %q", got, want)
@@ -172,7 +176,7 @@ func TestModelsEndpoints(t *testing.T) {
 		t.Fatalf("/v1/models/beta: %d %s", r.Status, r.Body)
 	}
 	for _, c := range []struct{ key, model string }{
-		{g.Key, "vip-model"}, {g.Key, "disabled-model"}, {g.Key, "nonexistent"}, {narrow.Key, "beta"},
+		{g.Key, "vip-model"}, {g.Key, "disabled-model"}, {g.Key, "nonexistent"}, {narrow.Key, "beta"}, {g.Key, "unpriced"},
 	} {
 		authWantError(t, e.Call(c.key, "GET", "/v1/models/"+c.model, nil), http.StatusNotFound,
 			"The model '"+c.model+"' does not exist or you do not have access to it.")
@@ -207,13 +211,13 @@ func TestNoChannelOrNoPrice(t *testing.T) {
 	g.Root.OK("POST", "/api/channel/", map[string]any{"name": "vip", "key": fakeupstream.DefaultKey, "base_url": up.URL,
 		"models": "orphan", "group": "vip"})
 	r := e.Call(g.Key, "POST", "/v1/chat/completions", authChat("orphan"))
-	authWantError(t, r, http.StatusServiceUnavailable, "分组 default 下模型 orphan 无可用渠道")
+	authWantError(t, r, http.StatusNotFound, "分组 default 下模型 orphan 无可用渠道")
 
 	// Served, but without a price.
 	g.Root.OK("POST", "/api/channel/", map[string]any{"name": "free", "key": fakeupstream.DefaultKey, "base_url": up.URL,
 		"models": "unpriced", "group": "default"})
 	r = e.Call(g.Key, "POST", "/v1/chat/completions", authChat("unpriced"))
-	authWantError(t, r, http.StatusForbidden, "模型 unpriced 未设置价格,暂不可用")
+	authWantError(t, r, http.StatusNotFound, "模型 unpriced 未设置价格,暂不可用")
 
 	if up.Count() != 0 {
 		t.Fatalf("refused calls reached the upstream %d times", up.Count())
@@ -245,7 +249,7 @@ func TestBadInput(t *testing.T) {
 		{"blank model", "POST", "/v1/embeddings", `{"model":"  ","input":"x"}`, 400, "缺少 model 参数"},
 		{"over the limit", "POST", "/v1/chat/completions", big, 413, "请求体过大"},
 		{"unknown path", "POST", "/v1/nonexistent", authChat("gpt-test"), 404, "Unknown request URL: POST /v1/nonexistent"},
-		{"wrong method", "GET", "/v1/chat/completions", nil, 404, "Unknown request URL: GET /v1/chat/completions"},
+		{"wrong method", "GET", "/v1/chat/completions", nil, 405, "请求方法 GET 不适用于 /v1/chat/completions,允许: POST"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

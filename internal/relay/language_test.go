@@ -59,7 +59,7 @@ func TestMessageLanguageV1(t *testing.T) {
 		{"no key", "", "/v1/chat/completions", authChat("gpt-test"), nil, 401, "未提供令牌", "no API key provided"},
 		{"invalid key", "sk-" + "notakeyatall", "/v1/chat/completions", authChat("gpt-test"), nil, 401, "无效的令牌", "invalid API key"},
 		{"invalid JSON", g.Key, "/v1/chat/completions", `{"model":`, nil, 400, "请求体不是有效的 JSON", "request body is not valid JSON"},
-		{"format with an argument", g.Key, "/v1/chat/completions", authChat("unpriced"), nil, 403,
+		{"format with an argument", g.Key, "/v1/chat/completions", authChat("unpriced"), nil, 404,
 			"模型 unpriced 未设置价格,暂不可用", "model unpriced has no price and is not available"},
 		{"anthropic no key", "", "/v1/messages", msg, anthropic, 401, "未提供令牌", "no API key provided"},
 		{"anthropic invalid JSON", g.Key, "/v1/messages", `[`, anthropic, 400, "请求体不是有效的 JSON", "request body is not valid JSON"},

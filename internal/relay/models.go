@@ -16,8 +16,9 @@ type modelObject struct {
 	OwnedBy string `json:"owned_by"`
 }
 
-// availableModels is what the key may call: the models its user's group has
-// enabled channels for, narrowed by the key's allow list.
+// availableModels is what the key may call, exactly the models a call would
+// not refuse with model_not_found or the allow list's 403: priced, with an
+// enabled channel in its user's group, and within the key's allow list.
 func (rl *Relay) availableModels(r *http.Request) ([]string, error) {
 	e, _, err := rl.authenticate(r)
 	if err != nil {
@@ -26,11 +27,15 @@ func (rl *Relay) availableModels(r *http.Request) ([]string, error) {
 	if err := authorize(r, e, 0, ""); err != nil {
 		return nil, err
 	}
+	snap := rl.catalog.cur.Load()
 	prefix := e.user.Group + "\x00"
 	var models []string
-	for key, tiers := range rl.catalog.cur.Load().routes {
+	for key, tiers := range snap.routes {
 		model, ok := strings.CutPrefix(key, prefix)
-		if ok && len(tiers) > 0 && token.ModelAllowed(e.token.Models, model) {
+		if !ok || len(tiers) == 0 {
+			continue
+		}
+		if _, priced := snap.prices[model]; priced && token.ModelAllowed(e.token.Models, model) {
 			models = append(models, model)
 		}
 	}

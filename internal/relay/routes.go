@@ -21,6 +21,7 @@ type endpoint struct {
 	usage     usageKind
 	multipart bool
 	opaque    bool // answers need not be JSON: audio bytes, plain-text transcripts
+	free      bool // nothing is held or billed (count_tokens)
 }
 
 var (
@@ -32,27 +33,54 @@ var (
 	epSpeech        = &endpoint{name: "speech", path: "/v1/audio/speech", usage: usageNone, opaque: true}
 	epTranscription = &endpoint{name: "transcription", path: "/v1/audio/transcriptions", usage: usageNone, multipart: true, opaque: true}
 	epMessages      = &endpoint{name: "messages", path: "/v1/messages", ingress: dialectAnthropic, chat: true}
+	// Counting is offered for every model a caller may use: Anthropic
+	// channels count upstream, the rest locally (counttokens.go).
+	epCountTokens = &endpoint{name: "count_tokens", path: "/v1/messages/count_tokens", ingress: dialectAnthropic, chat: true, free: true}
 )
 
-// Handler returns the /v1 routes. Each request carries the message
-// language in force when it arrived (langWriter).
+// Handler returns the /v1 routes. Every answer, the mux's own included,
+// is in the dialect's error shape: the Anthropic one under /v1/messages,
+// the OpenAI one elsewhere (docs/relay.md, Errors). Routes are registered
+// without a method, so that a wrong method gets a 405 in that shape, with
+// an Allow header, instead of the mux's plain-text one. Each request carries
+// the message language in force when it arrived (langWriter).
 func (rl *Relay) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("POST /v1/chat/completions", rl.serve(epChat))
-	mux.Handle("POST /v1/completions", rl.serve(epCompletions))
-	mux.Handle("POST /v1/embeddings", rl.serve(epEmbeddings))
-	mux.Handle("POST /v1/responses", rl.serve(epResponses))
-	mux.Handle("POST /v1/images/generations", rl.serve(epImages))
-	mux.Handle("POST /v1/audio/speech", rl.serve(epSpeech))
-	mux.Handle("POST /v1/audio/transcriptions", rl.serve(epTranscription))
-	mux.Handle("POST /v1/messages", rl.serve(epMessages))
-	mux.HandleFunc("GET /v1/models", rl.listModels)
-	mux.HandleFunc("GET /v1/models/{model...}", rl.getModel)
-	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, dialectOpenAI, errf(http.StatusNotFound, "invalid_request_error", "unknown_url",
-			"Unknown request URL: %s %s", r.Method, r.URL.Path))
-	})
+	for _, ep := range []*endpoint{epChat, epCompletions, epEmbeddings, epResponses, epImages, epSpeech,
+		epTranscription, epMessages, epCountTokens} {
+		mux.Handle(ep.path, only(http.MethodPost, ep.ingress, rl.serve(ep)))
+	}
+	mux.Handle("/v1/models", only(http.MethodGet, dialectOpenAI, http.HandlerFunc(rl.listModels)))
+	mux.Handle("/v1/models/{model...}", only(http.MethodGet, dialectOpenAI, http.HandlerFunc(rl.getModel)))
+	mux.Handle("/v1/messages/", unknownURL(dialectAnthropic))
+	mux.Handle("/v1/", unknownURL(dialectOpenAI))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mux.ServeHTTP(&langWriter{ResponseWriter: w, lang: rl.lang()}, r)
+	})
+}
+
+// only serves h for method (GET also answers HEAD, as the mux does) and
+// answers any other method 405 in the ingress dialect's shape.
+func only(method string, ingress dialect, h http.Handler) http.Handler {
+	allow := method
+	if method == http.MethodGet {
+		allow = "GET, HEAD"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == method || method == http.MethodGet && r.Method == http.MethodHead {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Allow", allow)
+		writeError(w, ingress, errf(http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed",
+			msgMethodFmt, r.Method, r.URL.Path, allow))
+	})
+}
+
+// unknownURL answers a path the relay does not serve, with OpenAI's text.
+func unknownURL(ingress dialect) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, ingress, errf(http.StatusNotFound, "invalid_request_error", "unknown_url",
+			"Unknown request URL: %s %s", r.Method, r.URL.Path))
 	})
 }

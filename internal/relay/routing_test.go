@@ -201,22 +201,24 @@ func TestWeightsSplitATier(t *testing.T) {
 	}
 }
 
-func TestNoChannelAnswers503NamingGroupAndModel(t *testing.T) {
+// No channel in the group: the model is not offered to this caller (404);
+// channels that exist but all cool down are temporary (503).
+func TestNoChannelAnswers404NamingGroupAndModel(t *testing.T) {
 	f := newFleet(t, 0)
 	f.g.Root.OK("POST", "/api/model_price/", map[string]any{"model_name": "orphan-model", "input_price": 1, "output_price": 1})
 	before := f.g.Quota(f.g.UserID)
 	r := f.e.Call(f.g.Key, "POST", "/v1/chat/completions", map[string]any{"model": "orphan-model",
 		"messages": []map[string]string{{"role": "user", "content": "hi"}}})
-	if r.Status != http.StatusServiceUnavailable || !strings.Contains(string(r.Body), "default") ||
-		!strings.Contains(string(r.Body), "orphan-model") {
-		t.Fatalf("want 503 naming group and model, got %d %s", r.Status, r.Body)
+	if r.Status != http.StatusNotFound || !strings.Contains(string(r.Body), "default") ||
+		!strings.Contains(string(r.Body), "orphan-model") || !strings.Contains(string(r.Body), `"code":"model_not_found"`) {
+		t.Fatalf("want 404 model_not_found naming group and model, got %d %s", r.Status, r.Body)
 	}
 	// The Anthropic ingress gets the same in Anthropic's error shape.
 	r = f.e.Call(f.g.Key, "POST", "/v1/messages", map[string]any{"model": "orphan-model", "max_tokens": 10,
 		"messages": []map[string]string{{"role": "user", "content": "hi"}}})
-	if r.Status != http.StatusServiceUnavailable || !strings.Contains(string(r.Body), `"type":"error"`) ||
+	if r.Status != http.StatusNotFound || !strings.Contains(string(r.Body), `"type":"not_found_error"`) ||
 		!strings.Contains(string(r.Body), "orphan-model") {
-		t.Fatalf("/v1/messages: want 503 in Anthropic's shape, got %d %s", r.Status, r.Body)
+		t.Fatalf("/v1/messages: want 404 in Anthropic's shape, got %d %s", r.Status, r.Body)
 	}
 	// Every candidate cooling down leaves none either; the hold is released.
 	f.ups[0].Script(fakeupstream.Behavior{Status: http.StatusTooManyRequests})

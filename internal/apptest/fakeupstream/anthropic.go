@@ -39,6 +39,14 @@ func (x *exchange) message(content []any, stop any, usage obj) obj {
 	return m
 }
 
+// countTokens answers POST /v1/messages/count_tokens: {"input_tokens": N}
+// with N the Behavior's PromptTokens, the whole prompt (the endpoint knows
+// no cache).
+func countTokens(x *exchange) error {
+	x.w.Header().Set("request-id", x.id("req_fake"))
+	return x.json(obj{"input_tokens": max(x.b.PromptTokens, 0)})
+}
+
 // messages answers POST /v1/messages.
 func messages(x *exchange) error {
 	x.w.Header().Set("request-id", x.id("req_fake"))

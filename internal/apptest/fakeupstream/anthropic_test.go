@@ -233,3 +233,33 @@ func TestUsageDelay(t *testing.T) {
 		resp.Body.Close()
 	}
 }
+
+// TestCountTokens: POST /v1/messages/count_tokens answers {"input_tokens"}
+// with the whole prompt, needs no max_tokens, and checks like /v1/messages.
+func TestCountTokens(t *testing.T) {
+	s := fakeupstream.New(t)
+	s.SetBehavior(fakeupstream.Behavior{PromptTokens: 100, CachedTokens: 60})
+	var got struct {
+		InputTokens *int64 `json:"input_tokens"`
+	}
+	body := `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"hi"}]}`
+	decode(t, send(t, s, call{path: "/v1/messages/count_tokens", dialect: fakeupstream.Anthropic, body: body}), 200, &got)
+	if value(got.InputTokens) != 100 {
+		t.Errorf("input_tokens = %d, want 100", value(got.InputTokens))
+	}
+	if r := s.LastRequest(); r.Dialect != fakeupstream.Anthropic || r.Model != "claude-sonnet-4-5" || r.Path != "/v1/messages/count_tokens" {
+		t.Errorf("recorded %+v", r)
+	}
+	var refused anthropicError
+	decode(t, send(t, s, call{path: "/v1/messages/count_tokens", dialect: fakeupstream.Anthropic, body: `{"model":"claude-sonnet-4-5"}`}),
+		http.StatusBadRequest, &refused)
+	if refused.Type != "error" || refused.Error.Message != "messages: Field required" {
+		t.Errorf("without messages: %+v", refused)
+	}
+	var bad anthropicError
+	decode(t, send(t, s, call{path: "/v1/messages/count_tokens", dialect: fakeupstream.Anthropic, key: "wrong", body: body}),
+		http.StatusUnauthorized, &bad)
+	if bad.Error.Type != "authentication_error" {
+		t.Errorf("wrong key: %+v", bad)
+	}
+}

@@ -128,6 +128,16 @@ func validate(x *exchange) *failure {
 		missing = "input"
 	case p == "/v1/audio/transcriptions" && (x.form == nil || len(x.form.File["file"]) == 0):
 		missing = "file"
+	case p == "/v1/messages/count_tokens":
+		// Like /v1/messages, without max_tokens.
+		for _, f := range []struct {
+			name    string
+			present bool
+		}{{"model", x.body.Model != ""}, {"messages", len(x.body.Messages) > 0}} {
+			if !f.present {
+				return &failure{status: http.StatusBadRequest, message: f.name + ": Field required"}
+			}
+		}
 	case p == "/v1/messages":
 		for _, f := range []struct {
 			name    string

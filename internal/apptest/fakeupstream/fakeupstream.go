@@ -9,7 +9,8 @@
 //	           /v1/responses, /v1/images/generations, /v1/audio/speech,
 //	           /v1/audio/transcriptions (multipart); GET /v1/models;
 //	           GET /images/{name} (the PNG that image URLs point to)
-//	Anthropic  POST /v1/messages; GET /v1/models (with x-api-key)
+//	Anthropic  POST /v1/messages, /v1/messages/count_tokens; GET /v1/models
+//	           (with x-api-key)
 //	Gemini     POST /v1beta/models/{model}:generateContent and
 //	           :streamGenerateContent (?alt=sse for events, else a JSON
 //	           array); GET /v1beta/models

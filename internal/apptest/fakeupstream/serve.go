@@ -30,6 +30,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /images/{name}", imageFile)
 	// Anthropic.
 	mux.Handle("POST /v1/messages", s.endpoint(Anthropic, messages))
+	mux.Handle("POST /v1/messages/count_tokens", s.endpoint(Anthropic, countTokens))
 	// Gemini.
 	mux.Handle("POST /v1beta/models/{call}", s.endpoint(Gemini, generate))
 	mux.Handle("GET /v1beta/models", s.endpoint(Gemini, geminiModels))
