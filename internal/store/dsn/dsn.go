@@ -64,8 +64,7 @@ func Parse(s string) (Engine, string, error) {
 	if mysqlDriverForm.MatchString(s) {
 		cfg, err := mysql.ParseDSN(s)
 		if err != nil {
-			// The driver's messages name the broken part, never the password.
-			return "", "", fmt.Errorf("MySQL/MariaDB DSN: %v", err)
+			return "", "", mysqlError("MySQL/MariaDB DSN", s)
 		}
 		if !mysqlNets[cfg.Net] {
 			return "", "", ErrUnrecognised
@@ -91,7 +90,7 @@ func hasScheme(s string, schemes ...string) bool {
 // the start) comes a network address such as tcp(host:port) or the slash
 // before the database name. "user@localhost/db" (no tcp(…)) is not matched:
 // the driver would take localhost for a network name.
-var mysqlDriverForm = regexp.MustCompile(`^(?:.*@)?(?:(?:tcp[46]?|unix)\(|/)`)
+var mysqlDriverForm = regexp.MustCompile(`(?s)^(?:.*@)?(?:(?:tcp[46]?|unix)\(|/)`)
 
 var leadingKeyword = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)\s*=`)
 
@@ -117,17 +116,39 @@ func mysqlURL(s string) (string, error) {
 		return "", errors.New("MySQL URL: the path must name one database (mysql://user:password@host:3306/db)")
 	}
 	d := cfg.FormatDSN()
-	if u.RawQuery != "" {
+	if q := u.Query(); len(q) > 0 {
 		sep := "?"
 		if strings.Contains(d, "?") {
 			sep = "&"
 		}
-		d += sep + u.RawQuery
+		// Encode escapes every / in values: the driver splits at the
+		// last slash.
+		d += sep + q.Encode()
 	}
 	if _, err := mysql.ParseDSN(d); err != nil {
-		return "", fmt.Errorf("MySQL URL: %v", err)
+		return "", mysqlError("MySQL URL", d)
 	}
 	return d, nil
+}
+
+// mysqlError explains why the driver refused d without repeating d: the
+// driver's messages quote pieces of the string, which, when the userinfo is
+// misread, are pieces of the password. The parameters are parsed again on
+// their own, so a bad parameter is named with the driver's message.
+func mysqlError(form, d string) error {
+	params := ""
+	if i := strings.LastIndexByte(d, '/'); i >= 0 {
+		if _, q, ok := strings.Cut(d[i:], "?"); ok {
+			params = q
+		}
+	}
+	if params != "" {
+		if _, err := mysql.ParseDSN("/?" + params); err != nil {
+			return fmt.Errorf("%s: %v", form, err)
+		}
+	}
+	return errors.New(form + ": the driver cannot read it; write user:password@tcp(host:3306)/db?param=value, " +
+		"or put a password with / ( ) or ? in a mysql:// URL, percent-encoded")
 }
 
 // connectionKeywords are libpq keywords that only a connection string has;
@@ -176,7 +197,8 @@ func keywordValues(s string) (map[string]string, error) {
 		}
 		skipSpace()
 		if i >= len(s) || s[i] != '=' {
-			return nil, fmt.Errorf("%s: expected = after the keyword", key)
+			// Not echoed: a bare word may be a password missing its "password=".
+			return nil, errors.New("a word without =; write keyword=value, and quote values with spaces as '…'")
 		}
 		i++
 		skipSpace()

@@ -33,6 +33,7 @@ func TestParseRecognisesEachForm(t *testing.T) {
 		{"/modelgate", MySQL, ""},
 		{"mysql://user:pass@db:3306/modelgate", MySQL, "user:pass@tcp(db:3306)/modelgate"},
 		{"mysql://user:p%40ss%2Fx@db/modelgate?tls=skip-verify", MySQL, "user:p@ss/x@tcp(db)/modelgate?tls=skip-verify"},
+		{"mysql://u@db/mg?loc=Asia/Shanghai&parseTime=true", MySQL, "u@tcp(db)/mg?loc=Asia%2FShanghai&parseTime=true"},
 		{"mysql://root@[::1]:3307/mg", MySQL, "root@tcp([::1]:3307)/mg"},
 	}
 	for _, tt := range tests {
@@ -64,7 +65,8 @@ func TestParseRefusals(t *testing.T) {
 		{"http://u:secret@db/test", "accepted forms: "},
 		{"a=b c=d", "accepted forms: "},
 		{"host=db password='secret", "PostgreSQL keyword/value form: password: unterminated quoted value"},
-		{"host=db password secret", "PostgreSQL keyword/value form: password: expected = after the keyword"},
+		{"host=db password secret", "PostgreSQL keyword/value form: a word without ="},
+		{"host=db user=mg secret dbname=x", "PostgreSQL keyword/value form: a word without ="},
 		{"host=db password='it''secret' dbname=y", "PostgreSQL keyword/value form: password: a space must follow the quoted value"},
 		{"host=db password='secret'x dbname=y", "PostgreSQL keyword/value form: password: a space must follow the quoted value"},
 		{"postgres://u:secret@db:port/test", "PostgreSQL URL: not a valid URL"},
@@ -72,7 +74,9 @@ func TestParseRefusals(t *testing.T) {
 		{"mysql://u:secret@db:3306", "MySQL URL: the path must name one database"},
 		{"mysql://u:secret@db:3306/a/b", "MySQL URL: the path must name one database"},
 		{"mysql://u:secret@db:3306/a?parseTime=maybe", "MySQL URL: invalid bool value: maybe"},
-		{"u:secret@tcp(db:3306/test", "MySQL/MariaDB DSN: invalid DSN: network address not terminated"},
+		{"u:secret@tcp(db:3306/test", "MySQL/MariaDB DSN: the driver cannot read it"},
+		{"u:se/cret@tcp(db:3306)", "MySQL/MariaDB DSN: the driver cannot read it"}, // the driver would quote "se" and "cret@tcp(db:3306)"
+		{"u:se/cret@tcp(db:3306)/test?parseTime=maybe", "MySQL/MariaDB DSN: invalid bool value: maybe"},
 		{"u:secret@tcp(db:3306)/test?parseTime=maybe", "MySQL/MariaDB DSN: invalid bool value: maybe"},
 	}
 	for _, tt := range tests {
@@ -91,4 +95,23 @@ func TestParseRefusals(t *testing.T) {
 			t.Errorf("Parse(%q): %v is not ErrUnrecognised", tt.in, err)
 		}
 	}
+}
+
+// Parse never panics, and what it hands a driver is recognised again as the
+// same engine (the store parses what configuration validated).
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "host=db password='p w' dbname=x", "mysql://u:p%2F@h:3306/db?loc=UTC",
+		"u:p@tcp(h:3306)/db?parseTime=true", "postgres://u:p@h/db", "junk", "host='", `dbname=a\`, "mysql://000%0A@0/0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		engine, driver, err := Parse(s)
+		if err != nil {
+			return
+		}
+		again, _, err := Parse(driver)
+		if engine != SQLite && (err != nil || again != engine) {
+			t.Fatalf("Parse(%q) = %s %q, which parses as %s, %v", s, engine, driver, again, err)
+		}
+	})
 }
