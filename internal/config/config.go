@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/store/dsn"
 )
 
 // Config is everything the process reads at start. Runtime settings that an
@@ -127,6 +129,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "wait for in-flight calls on stop (SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		bad("flags: %v", err)
+	}
+	if _, _, err := dsn.Parse(c.SQLDSN); err != nil {
+		bad("SQL_DSN: %v", err)
 	}
 	if c.SQLitePath == "" {
 		c.SQLitePath = filepath.Join(c.DataDir, "modelgate.db")

@@ -72,6 +72,8 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 		{map[string]string{"SHUTDOWN_TIMEOUT": "2h"}, []string{"SHUTDOWN_TIMEOUT"}},
 		{map[string]string{"INITIAL_ROOT_PASSWORD": "1234"}, []string{"INITIAL_ROOT_PASSWORD"}},
 		{map[string]string{"REDIS_CONN_STRING": "localhost:6379"}, []string{"REDIS_CONN_STRING"}},
+		{map[string]string{"SQL_DSN": "localhost:3306", "PORT": "x"}, []string{"SQL_DSN: not a recognised DSN; accepted forms", "PORT"}},
+		{map[string]string{"SQL_DSN": "host=db password='unterminated"}, []string{"SQL_DSN: PostgreSQL keyword/value form"}},
 		{map[string]string{"CLUSTER_NODE_ID": "50"}, []string{"CLUSTER_NODE_ID", "CLUSTER_NODE_ADDRESS", "CLUSTER_SECRET"}},
 		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "n3:3000", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ADDRESS"}},
 		{map[string]string{"CLUSTER_PUSH_INTERVAL": "soon", "CLUSTER_BATCH_SIZE": "0"}, []string{"CLUSTER_PUSH_INTERVAL", "CLUSTER_BATCH_SIZE"}},
@@ -86,6 +88,22 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%v: error %q does not name %s", tt.env, err, w)
 			}
+		}
+	}
+}
+
+// Each accepted SQL_DSN form passes validation untouched (the store
+// recognises it again when it opens).
+func TestSQLDSNForms(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+		"host=127.0.0.1 port=5432 user=postgres dbname=test sslmode=disable",
+		"root@tcp(127.0.0.1:3306)/test",
+		"mysql://root:pw@127.0.0.1:3306/test",
+	} {
+		c, err := Load(nil, env(map[string]string{"SQL_DSN": dsn}))
+		if err != nil || c.SQLDSN != dsn {
+			t.Errorf("SQL_DSN=%q: %q, %v", dsn, c.SQLDSN, err)
 		}
 	}
 }

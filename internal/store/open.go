@@ -17,6 +17,7 @@ import (
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/modelgate/modelgate/internal/store/dsn"
 	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/gormlite"
 	"gorm.io/driver/mysql"
@@ -37,9 +38,10 @@ const (
 
 // Options says which database to open.
 type Options struct {
-	// DSN selects the engine: empty means SQLite at SQLitePath, a postgres://
-	// or postgresql:// URL means PostgreSQL, anything else is a MySQL DSN
-	// (user:pass@tcp(host:port)/db).
+	// DSN selects the engine (package dsn lists the forms): empty means
+	// SQLite at SQLitePath, a postgres:// URL or keyword/value settings
+	// mean PostgreSQL, user:pass@tcp(host:port)/db or a mysql:// URL means
+	// MySQL/MariaDB.
 	DSN        string
 	SQLitePath string
 	// NodeID is the cluster node number (0 on a single node); it is the
@@ -86,22 +88,23 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.NodeID < 0 || o.NodeID >= idStride {
 		return nil, fmt.Errorf("open store: node id %d outside 0..%d", o.NodeID, idStride-1)
 	}
-	s := &Store{nodeID: int64(o.NodeID), log: o.Logger}
+	engine, driverDSN, err := dsn.Parse(o.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("open store: SQL_DSN: %w", err)
+	}
+	s := &Store{nodeID: int64(o.NodeID), log: o.Logger, dialect: Dialect(engine)}
 	var dialector gorm.Dialector
-	switch {
-	case o.DSN == "":
-		s.dialect = SQLite
+	switch s.dialect {
+	case SQLite:
 		if err := os.MkdirAll(filepath.Dir(o.SQLitePath), 0o700); err != nil {
 			return nil, fmt.Errorf("open store: create data dir: %w", err)
 		}
 		dialector = gormlite.Open(sqliteDSN(o.SQLitePath))
 		s.writeGate = make(chan struct{}, 1)
-	case strings.HasPrefix(o.DSN, "postgres://") || strings.HasPrefix(o.DSN, "postgresql://"):
-		s.dialect = Postgres
-		dialector = postgres.Open(o.DSN)
+	case Postgres:
+		dialector = postgres.Open(driverDSN)
 	default:
-		s.dialect = MySQL
-		dialector = mysql.Open(mysqlDSN(o.DSN))
+		dialector = mysql.Open(mysqlDSN(driverDSN))
 	}
 	db, err := gorm.Open(dialector, &gorm.Config{
 		Logger:                 logger.Discard,
