@@ -87,8 +87,10 @@ async function run(call, baseURL) {
   const common = { apiKey: call.key, maxRetries: call.maxRetries, timeout: 20_000, fetch };
   const c = {
     model: call.model,
-    openai: () => new OpenAI({ ...common, baseURL: `${baseURL}/v1` }),
-    anthropic: () => new Anthropic({ ...common, baseURL }),
+    // Explicit nulls: the SDKs would otherwise take a bearer token,
+    // organization or project from ANTHROPIC_*/OPENAI_* variables.
+    openai: () => new OpenAI({ ...common, baseURL: `${baseURL}/v1`, organization: null, project: null }),
+    anthropic: () => new Anthropic({ ...common, baseURL, authToken: null }),
   };
   const out = { name: call.name ?? call.op, op: call.op };
   const op = ops[call.op];

@@ -156,7 +156,12 @@ func runScenarios(t *testing.T, w *world, scenarios []scenario) {
 		MaxRetries int    `json:"maxRetries"`
 	}
 	calls := make([]call, len(scenarios))
+	names := map[string]bool{}
 	for i, s := range scenarios {
+		if names[s.name] {
+			t.Fatalf("two scenarios named %s", s.name)
+		}
+		names[s.name] = true
 		key, ok := w.keys[s.key]
 		if !ok {
 			t.Fatalf("%s: unknown key role %q", s.name, s.key)
@@ -167,7 +172,7 @@ func runScenarios(t *testing.T, w *world, scenarios []scenario) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "sdk.mjs", "--batch")
-	cmd.Env = append(os.Environ(), "MODELGATE_BASE_URL="+w.env.Server.URL, "NO_COLOR=1")
+	cmd.Env = append(sdkFreeEnv(), "MODELGATE_BASE_URL="+w.env.Server.URL)
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -211,6 +216,19 @@ func requireNode(t *testing.T) string {
 		}
 	}
 	return node
+}
+
+// sdkFreeEnv is the environment without the variables the SDKs read
+// (OPENAI_API_KEY, ANTHROPIC_AUTH_TOKEN, OPENAI_CUSTOM_HEADERS…): a
+// developer's own settings must not change what the gateway receives.
+func sdkFreeEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "ANTHROPIC_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // check compares one result with its scenario's want.
