@@ -52,6 +52,10 @@ const (
 	// key refused) waits between tests that re-enable it once it answers
 	// again; 0 turns the retests off (docs/decisions/channels.md).
 	ChannelRecheckMinutes = "ChannelRecheckMinutes"
+	// ErrorLogRetentionDays is how long error logs (type 5, failed relay
+	// calls) are kept before a periodic sweep deletes them; 0 keeps them
+	// (docs/operations.md).
+	ErrorLogRetentionDays = "ErrorLogRetentionDays"
 )
 
 // Snapshot is one consistent set of settings. It is never modified after it
@@ -70,7 +74,9 @@ type Snapshot struct {
 	BillingOverrunAllowed bool
 	// ChannelRecheck is 0 when auto-disabled channels are never retested.
 	ChannelRecheck time.Duration
-	raw            map[string]string
+	// ErrorLogRetention is 0 when error logs are never swept.
+	ErrorLogRetention time.Duration
+	raw               map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.
@@ -123,6 +129,11 @@ var definitions = map[string]definition{
 	ChannelRecheckMinutes: {"10", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 0, 10080)
 		s.ChannelRecheck = time.Duration(n) * time.Minute
+		return err
+	}},
+	ErrorLogRetentionDays: {"7", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 0, 3650)
+		s.ErrorLogRetention = time.Duration(n) * 24 * time.Hour
 		return err
 	}},
 	SystemName: {"modelgate", func(s *Snapshot, v string) error {
