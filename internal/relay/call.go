@@ -43,6 +43,9 @@ type call struct {
 	uncollected     int64 // strict: the cost above the hold, not charged
 
 	up *upstreamCall // the current attempt's upstream request
+	// failed is the last failed attempt, already in the error log
+	// (errorlog.go).
+	failed *upstreamFailure
 
 	// set by the attempt that answered the client
 	channel   *upstream
@@ -68,6 +71,7 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 				c.cutBody()
 			}
 			writeError(w, ep.ingress, err)
+			c.logRefusal(err)
 		}
 	})
 }
@@ -236,6 +240,7 @@ func (c *call) forward() error {
 			break
 		}
 		c.logFailure(u, fail)
+		c.logAttempt(u, fail)
 		if !fail.retry {
 			break
 		}
