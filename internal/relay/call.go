@@ -43,9 +43,10 @@ type call struct {
 	uncollected     int64 // strict: the cost above the hold, not charged
 
 	up *upstreamCall // the current attempt's upstream request
-	// failed is the last failed attempt, already in the error log
-	// (errorlog.go).
+	// failed is the last failed attempt, already in the error log;
+	// sentTo the channel the last upstream request went to (errorlog.go).
 	failed *upstreamFailure
+	sentTo *upstream
 
 	// set by the attempt that answered the client
 	channel   *upstream

@@ -29,6 +29,9 @@ type ErrorLogWriter interface {
 //     message the client gets for such a failure, and the upstream's own
 //     message with secrets removed. When the call's final answer is the
 //     last attempt's failure, that row already says it: no second row;
+//   - an upstream error answer passed on to the client (a 4xx that
+//     concerns the request, not the channel): one row with its channel,
+//     status and beginning (code upstream_error);
 //   - a stream broken mid-way (status 200 was sent): one row, code
 //     stream_broken, next to the call's consume log.
 //
@@ -39,7 +42,10 @@ type ErrorLogWriter interface {
 // Codes of error rows that no client error carries.
 const (
 	codeStreamBroken = "stream_broken"
-	codeInternal     = "internal_error"
+	// codeUpstreamAnswer: an upstream error answer passed on as it came;
+	// the same code a converted call's passed-on refusal carries.
+	codeUpstreamAnswer = "upstream_error"
+	codeInternal       = "internal_error"
 )
 
 // Bounds of the stored texts: content is the client's message (short);
@@ -69,8 +75,46 @@ func (c *call) logRefusal(err error) {
 			return
 		}
 	}
-	c.writeErrorLog(c.errorRow(0, e.status, e.code, e.message, ""))
+	// A failure after an upstream request that is no upstreamFailure is
+	// the upstream's own refusal passed on (a converted call's 4xx): it
+	// names its channel, and its message may carry the upstream's text.
+	var channelID int64
+	message := e.message
+	if c.sentTo != nil {
+		channelID, message = c.sentTo.ID, redactSecrets(message, c.sentTo)
+	}
+	c.writeErrorLog(c.errorRow(channelID, e.status, e.code, message, ""))
 }
+
+// maxLoggedAnswer bounds what is kept of an upstream error answer relayed
+// to the client as it came.
+const maxLoggedAnswer = 2048
+
+// logRelayed records an upstream error answer (a 4xx the relay passes on
+// verbatim) on the channel it came from; head is its beginning. The client
+// got that text, so the user sees it too, secrets removed.
+func (c *call) logRelayed(status int, head string) {
+	if c.key == nil || c.rl.ErrorLogs == nil || c.sentTo == nil {
+		return
+	}
+	text := redactSecrets(strings.TrimSpace(head), c.sentTo)
+	c.writeErrorLog(c.errorRow(c.sentTo.ID, status, codeUpstreamAnswer, text, text))
+}
+
+// headWriter keeps the first max bytes written to it and accepts the rest.
+type headWriter struct {
+	max int
+	buf []byte
+}
+
+func (h *headWriter) Write(p []byte) (int, error) {
+	if n := min(len(p), h.max-len(h.buf)); n > 0 {
+		h.buf = append(h.buf, p[:n]...)
+	}
+	return len(p), nil
+}
+
+func (h *headWriter) String() string { return string(h.buf) }
 
 // logAttempt records a failed attempt on channel u.
 func (c *call) logAttempt(u *upstream, fail *upstreamFailure) {

@@ -327,3 +327,45 @@ func TestErrorLogParallelFailuresLandWithoutHurtingOthers(t *testing.T) {
 		t.Fatalf("the other user has %d error rows", n)
 	}
 }
+
+// An upstream's refusal of the request (a 400) reaches the client as the
+// upstream wrote it, or converted; either way it leaves one row with its
+// channel and status, secrets removed.
+func TestErrorLogRecordsAnUpstreamRefusal(t *testing.T) {
+	e := apptest.New(t)
+	up := fakeupstream.New(t)
+	up.SetBehavior(fakeupstream.Behavior{Status: http.StatusBadRequest, ErrorMessage: "prompt too long for sk-leak-ABCDEF123456"})
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	claude := fakeupstream.New(t)
+	claude.SetBehavior(fakeupstream.Behavior{Status: http.StatusBadRequest, ErrorMessage: "max_tokens too large"})
+	claudeID := g.AddChannel(apptest.ChannelSpec{URL: claude.URL, Type: 14, Name: "claude", Models: "claude-test"})
+	g.Root.Do("POST", "/api/model_price/", map[string]any{"model_name": "claude-test", "input_price": 2, "output_price": 8})
+
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", hiBody(), "X-Request-Id", "req-400"); r.Status != http.StatusBadRequest {
+		t.Fatalf("upstream 400 answered %d %s", r.Status, r.Body)
+	}
+	body := map[string]any{"model": "claude-test", "messages": []map[string]string{{"role": "user", "content": "hi"}}}
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", body, "X-Request-Id", "req-400-converted"); r.Status != http.StatusBadRequest {
+		t.Fatalf("converted upstream 400 answered %d %s", r.Status, r.Body)
+	}
+	rows := errorLogs(t, e, g.Root, "/api/log/", nil)
+	byID := map[string]errorRow{}
+	for _, row := range rows {
+		byID[row.RequestID] = row
+	}
+	if len(rows) != 2 {
+		t.Fatalf("error rows = %+v, want one per call", rows)
+	}
+	if row := byID["req-400"]; row.ChannelID != g.ChannelID || row.Status != 400 || row.ErrorCode == "" ||
+		!strings.Contains(row.Content, "prompt too long") || strings.Contains(row.Content+row.UpstreamMessage, "sk-leak") {
+		t.Fatalf("passed-on refusal row = %+v", row)
+	}
+	if row := byID["req-400-converted"]; row.ChannelID != claudeID || row.Status != 400 || !strings.Contains(row.Content, "max_tokens too large") {
+		t.Fatalf("converted refusal row = %+v", row)
+	}
+	for _, row := range errorLogs(t, e, g.User, "/api/log/self", nil) {
+		if row.ChannelID != 0 || row.UpstreamMessage != "" {
+			t.Fatalf("user's view shows the channel: %+v", row)
+		}
+	}
+}
