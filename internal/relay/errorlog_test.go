@@ -326,6 +326,15 @@ func TestErrorLogParallelFailuresLandWithoutHurtingOthers(t *testing.T) {
 	if n := len(errorLogs(t, e, g.Root, "/api/log/", url.Values{"username": {"other"}})); n != 0 {
 		t.Fatalf("the other user has %d error rows", n)
 	}
+	// The retention delete goes by small batches and takes error rows only.
+	consumed := len(other.ConsumeLogs())
+	n, err := e.App.Store.DeleteErrorLogsBefore(context.Background(), time.Now().Add(time.Hour).Unix(), 64)
+	if err != nil || n != failing {
+		t.Fatalf("batched delete = %d, %v; want %d", n, err, failing)
+	}
+	if left := len(other.ConsumeLogs()); left != consumed || consumed != 20 {
+		t.Fatalf("consume logs %d before, %d after the delete; want 20 kept", consumed, left)
+	}
 }
 
 // An upstream's refusal of the request (a 400) reaches the client as the
