@@ -93,6 +93,7 @@ func (c *call) recover() {
 	}
 	if !c.wrote {
 		writeError(c.w, c.ep.ingress, errors.New("panic"))
+		c.logRefusal(errors.New("panic"))
 	}
 }
 
