@@ -48,14 +48,14 @@ const (
 	// more than it held, and a balance may end up to one call below zero
 	// (docs/decisions/relay-billing.md).
 	BillingOverrunAllowed = "BillingOverrunAllowed"
-	// ChannelRecheckMinutes is how long a channel the system disabled (its
-	// key refused) waits between tests that re-enable it once it answers
-	// again; 0 turns the retests off (docs/decisions/channels.md).
-	ChannelRecheckMinutes = "ChannelRecheckMinutes"
 	// ErrorLogRetentionDays is how long error logs (type 5, failed relay
 	// calls) are kept before a periodic sweep deletes them; 0 keeps them
 	// (docs/operations.md).
 	ErrorLogRetentionDays = "ErrorLogRetentionDays"
+	// ChannelRecheckMinutes is how long a channel the system disabled (its
+	// key refused) waits between tests that re-enable it once it answers
+	// again; 0 turns the retests off (docs/decisions/channels.md).
+	ChannelRecheckMinutes = "ChannelRecheckMinutes"
 )
 
 // Snapshot is one consistent set of settings. It is never modified after it
@@ -72,11 +72,11 @@ type Snapshot struct {
 	StreamDrain      time.Duration
 	// BillingOverrunAllowed: false (the default) is strict billing.
 	BillingOverrunAllowed bool
-	// ChannelRecheck is 0 when auto-disabled channels are never retested.
-	ChannelRecheck time.Duration
 	// ErrorLogRetention is 0 when error logs are never swept.
 	ErrorLogRetention time.Duration
-	raw               map[string]string
+	// ChannelRecheck is 0 when auto-disabled channels are never retested.
+	ChannelRecheck time.Duration
+	raw            map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.
@@ -126,14 +126,14 @@ var definitions = map[string]definition{
 		s.BillingOverrunAllowed, err = parseBool(v)
 		return err
 	}},
-	ChannelRecheckMinutes: {"10", func(s *Snapshot, v string) error {
-		n, err := parseRange(v, 0, 10080)
-		s.ChannelRecheck = time.Duration(n) * time.Minute
-		return err
-	}},
 	ErrorLogRetentionDays: {"7", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 0, 3650)
 		s.ErrorLogRetention = time.Duration(n) * 24 * time.Hour
+		return err
+	}},
+	ChannelRecheckMinutes: {"10", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 0, 10080)
+		s.ChannelRecheck = time.Duration(n) * time.Minute
 		return err
 	}},
 	SystemName: {"modelgate", func(s *Snapshot, v string) error {
