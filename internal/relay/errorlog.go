@@ -153,18 +153,21 @@ func (c *call) writeErrorLog(row store.Log) {
 // secretPatterns find credentials an upstream may echo in an error: keys
 // of the common providers (sk-…, sk-ant-…, Google's AIza…), bearer
 // tokens, key-like query parameters (Gemini's key=) and JSON or header
-// fields named like a key, and the userinfo of a URL.
+// fields named like a key, and the userinfo of a URL. A pattern runs only
+// when one of its hints (lower case) is in the text: most upstream errors
+// hold none, and the regular expressions cost far more than the look-ups.
 var secretPatterns = []struct {
-	re   *regexp.Regexp
-	repl string
+	hints []string
+	re    *regexp.Regexp
+	repl  string
 }{
-	{regexp.MustCompile(`(?i)\bbearer\s+[^\s"',;}]+`), "Bearer ***"},
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{4,}`), "sk-***"},
-	{regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{10,}`), "***"},
-	{regexp.MustCompile(`(?i)([?&](?:key|api_key|apikey|api-key|access_token|token)=)[^&\s"']+`), "${1}***"},
+	{[]string{"bearer"}, regexp.MustCompile(`(?i)\bbearer\s+[^\s"',;}]+`), "Bearer ***"},
+	{[]string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{4,}`), "sk-***"},
+	{[]string{"aiza"}, regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{10,}`), "***"},
+	{[]string{"key=", "token="}, regexp.MustCompile(`(?i)([?&](?:key|api_key|apikey|api-key|access_token|token)=)[^&\s"']+`), "${1}***"},
 	// a value may be quoted, also inside a JSON string (\")
-	{regexp.MustCompile(`(?i)((?:x-api-key|x-goog-api-key|api[_-]?key|authorization|access[_-]?token|secret)\\?["']?\s*[:=]\s*\\?["']?(?:bearer\s+)?)[^\s"'\\,;}]+`), "${1}***"},
-	{regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@"']+@`), "${1}***@"},
+	{[]string{"key", "auth", "token", "secret"}, regexp.MustCompile(`(?i)((?:x-api-key|x-goog-api-key|api[_-]?key|authorization|access[_-]?token|secret)\\?["']?\s*[:=]\s*\\?["']?(?:bearer\s+)?)[^\s"'\\,;}]+`), "${1}***"},
+	{[]string{"@"}, regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@"']+@`), "${1}***@"},
 }
 
 // redactSecrets removes from an upstream's message channel u's key, the
@@ -188,8 +191,15 @@ func redactSecrets(s string, u *upstream) string {
 			}
 		}
 	}
+	lower := strings.ToLower(s)
 	for _, p := range secretPatterns {
-		s = p.re.ReplaceAllString(s, p.repl)
+		for _, h := range p.hints {
+			if strings.Contains(lower, h) {
+				s = p.re.ReplaceAllString(s, p.repl)
+				lower = strings.ToLower(s)
+				break
+			}
+		}
 	}
 	return s
 }
