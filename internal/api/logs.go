@@ -10,7 +10,8 @@ import (
 
 // Messages of the log endpoints.
 const (
-	MsgLogTypeInvalid        = "日志类型无效,可选 0(全部), 1(充值), 2(消费), 3(管理), 4(系统)"
+	MsgLogTypeInvalid        = "日志类型无效,可选 0(全部), 1(充值), 2(消费), 3(管理), 4(系统), 5(错误)"
+	MsgLogStatusInvalid      = "参数 status 必须是 0 到 999 之间的 HTTP 状态码"
 	MsgTargetTimestampNeeded = "target_timestamp 必须是大于 0 的 Unix 时间戳(秒)"
 )
 
@@ -40,6 +41,10 @@ type logView struct {
 	BillingSource    int    `json:"billing_source"`
 	PlanID           int64  `json:"plan_id"`
 	SessionKey       string `json:"session_key"`
+	// Error logs (type 5) only; 0 and "" on other types.
+	Status          int    `json:"status"`
+	ErrorCode       string `json:"error_code"`
+	UpstreamMessage string `json:"upstream_message"`
 }
 
 func viewLog(l *store.Log) logView {
@@ -50,12 +55,14 @@ func viewLog(l *store.Log) logView {
 		CachedTokens: l.CachedTokens, ChannelID: l.ChannelID, RequestID: l.RequestID,
 		ElapsedTime: l.ElapsedTime, IsStream: l.IsStream, BillingSource: l.BillingSource,
 		PlanID: l.PlanID, SessionKey: l.SessionKey,
+		Status: l.Status, ErrorCode: l.ErrorCode, UpstreamMessage: l.UpstreamMessage,
 	}
 }
 
 // adminLogFilter reads the list filters of GET /api/log/: type,
 // start_timestamp and end_timestamp (inclusive, 0 = open), and exact
-// matches on model_name, username, token_name, channel and group.
+// matches on model_name, username, token_name, channel, group, and, for
+// error logs, status and error_code.
 func adminLogFilter(r *http.Request) (store.LogFilter, error) {
 	var f store.LogFilter
 	var err error
@@ -66,6 +73,7 @@ func adminLogFilter(r *http.Request) (store.LogFilter, error) {
 	}{
 		{"model_name", maxModelNameChars, &f.ModelName}, {"username", maxNameChars, &f.Username},
 		{"token_name", maxNameChars, &f.TokenName}, {"group", maxNameChars, &f.Group},
+		{"error_code", maxErrorCodeChars, &f.ErrorCode},
 	} {
 		if *p.dst, err = httpx.QueryText(r, p.name, p.max); err != nil {
 			return f, err
@@ -75,7 +83,7 @@ func adminLogFilter(r *http.Request) (store.LogFilter, error) {
 	if err != nil {
 		return f, err
 	}
-	if typ < 0 || typ > store.LogSystem {
+	if typ < 0 || typ > store.LogError {
 		return f, httpx.Fail(MsgLogTypeInvalid)
 	}
 	f.Type = int(typ)
@@ -85,9 +93,20 @@ func adminLogFilter(r *http.Request) (store.LogFilter, error) {
 	if f.End, err = httpx.QueryInt(r, "end_timestamp", 0); err != nil {
 		return f, err
 	}
+	status, err := httpx.QueryInt(r, "status", 0)
+	if err != nil {
+		return f, err
+	}
+	if status < 0 || status > 999 {
+		return f, httpx.Fail(MsgLogStatusInvalid)
+	}
+	f.Status = int(status)
 	f.ChannelID, err = httpx.QueryInt(r, "channel", 0)
 	return f, err
 }
+
+// maxErrorCodeChars is the error_code column's length.
+const maxErrorCodeChars = 64
 
 // selfLogFilter is adminLogFilter restricted to the caller: username is
 // replaced by the caller's user id and channel is ignored, so no query can
@@ -139,7 +158,9 @@ func (s *Server) searchSelfLogs(w http.ResponseWriter, r *http.Request) error {
 
 // writeLogs answers a page of logs. own is a user's view of their own logs:
 // channel_id is 0 there, as on logs without a channel, since which upstream
-// served a call is the operator's business (docs/decisions/logs.md).
+// served a call is the operator's business, and so is an error log's
+// upstream_message: the user sees in content the message their client got
+// (docs/decisions/logs.md).
 func (s *Server) writeLogs(w http.ResponseWriter, r *http.Request, f store.LogFilter, own bool) error {
 	pg, err := page(r)
 	if err != nil {
@@ -153,7 +174,7 @@ func (s *Server) writeLogs(w http.ResponseWriter, r *http.Request, f store.LogFi
 	for i := range logs {
 		views[i] = viewLog(&logs[i])
 		if own {
-			views[i].ChannelID = 0
+			views[i].ChannelID, views[i].UpstreamMessage = 0, ""
 		}
 	}
 	return httpx.OKList(w, views, total)

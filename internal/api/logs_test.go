@@ -114,7 +114,7 @@ func TestLogListFiltersAndOrder(t *testing.T) {
 	wantLogs(t, root, "/api/log/?group=vip", f.l2)
 	wantLogs(t, root, "/api/log/?username=alice&model_name=gpt-4o&type=2", f.l5, f.l1)
 
-	root.Fail("GET", "/api/log/?type=5", nil, http.StatusOK, api.MsgLogTypeInvalid)
+	root.Fail("GET", "/api/log/?type=6", nil, http.StatusOK, api.MsgLogTypeInvalid) // 5 is error logs
 	root.Fail("GET", "/api/log/?type=-1", nil, http.StatusOK, api.MsgLogTypeInvalid)
 	root.Fail("GET", "/api/log/?type=x", nil, http.StatusOK, "参数 type 必须是整数")
 	root.Fail("GET", "/api/log/?start_timestamp=yesterday", nil, http.StatusOK, "参数 start_timestamp 必须是整数")

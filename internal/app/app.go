@@ -37,6 +37,10 @@ type App struct {
 	Store   *store.Store
 	Options *option.Registry
 	logs    *logwriter.Writer[store.Log]
+	// errLogs takes the relay's error logs: a queue of its own, so a flood
+	// of failing calls sheds error rows (TryWrite) and never delays the
+	// admin and system rows of logs.
+	errLogs *logwriter.Writer[store.Log]
 	ledger  *billing.Ledger
 	relay   *relay.Relay
 	redis   *redis.Client // nil without REDIS_CONN_STRING
@@ -67,6 +71,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		return nil, err
 	}
 	a.logs = logwriter.New[store.Log](st, logwriter.Config{Logger: log})
+	a.errLogs = logwriter.New[store.Log](st, logwriter.Config{Logger: log, QueueSize: errorLogQueue})
 	throttle, err := a.loginThrottle(ctx)
 	if err != nil {
 		st.Close()
@@ -88,7 +93,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.ledger = billing.New(st, billing.Config{Logger: log, Local: st.Dialect() == store.SQLite})
 	st.OnCommit(a.ledger.Changed)
 	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery,
-		BodyReadTimeout: cfg.BodyReadTimeout})
+		BodyReadTimeout: cfg.BodyReadTimeout, ErrorLogs: a.errLogs})
 	if err != nil {
 		a.ledger.Close(ctx)
 		st.Close()
@@ -133,6 +138,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	go a.repeat(bg, time.Minute, "retest auto-disabled channels", a.RecheckChannels)
 	go a.repeat(bg, time.Hour, "prune idempotency keys", func(ctx context.Context) error {
 		_, err := a.Store.PruneIdempotencyKeys(ctx)
+		return err
+	})
+	go a.repeat(bg, errorLogSweepEvery, "delete old error logs", func(ctx context.Context) error {
+		_, err := a.SweepErrorLogs(ctx, time.Now())
 		return err
 	})
 	go a.repeat(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
@@ -310,7 +319,7 @@ func (a *App) FlushBilling(timeout time.Duration) error {
 	if err := a.relay.Idle(ctx); err != nil {
 		return err
 	}
-	return errors.Join(a.ledger.Flush(ctx), a.logs.Flush(ctx))
+	return errors.Join(a.ledger.Flush(ctx), a.logs.Flush(ctx), a.errLogs.Flush(ctx))
 }
 
 // Close ends the calls still running (Serve already gave them
@@ -328,7 +337,7 @@ func (a *App) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx))
+	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx), a.errLogs.Close(ctx))
 	if a.usesLease() {
 		// After the ledger: every settlement it had is committed, so what
 		// the lease still covers belongs to calls that never settled.

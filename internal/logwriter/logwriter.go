@@ -46,6 +46,8 @@ type Stats struct {
 	Written uint64 // persisted by the sink
 	Failed  uint64 // given up on after every retry failed
 	Dropped uint64 // passed to Write after Close
+	// Shed were refused by TryWrite because the queue was full.
+	Shed uint64
 }
 
 // item is either a row or, when flushed is non-nil, a flush marker. Markers
@@ -72,7 +74,8 @@ type Writer[T any] struct {
 	closeOnce sync.Once
 	closeErr  error // set by the background goroutine before done is closed
 
-	written, failed, dropped atomic.Uint64
+	written, failed, dropped, shed atomic.Uint64
+	lastShedWarn                   atomic.Int64 // unix nanoseconds of the last "shed" warning
 }
 
 // New starts a Writer that inserts into sink. Call Close to stop it.
@@ -118,6 +121,36 @@ func (w *Writer[T]) Write(row T) {
 	}
 	w.queue <- item[T]{row: row}
 }
+
+// TryWrite enqueues row unless the queue is full, and never blocks: for
+// rows that must not slow their caller down, such as the error logs of
+// failing relay calls, where a flood would otherwise hold every call of
+// every user behind the database. A refused row is counted in Stats.Shed
+// and reported at most once per shedWarnEvery. It reports whether the row
+// was queued.
+func (w *Writer[T]) TryWrite(row T) bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		w.dropped.Add(1)
+		return false
+	}
+	select {
+	case w.queue <- item[T]{row: row}:
+		return true
+	default:
+	}
+	n := w.shed.Add(1)
+	now := time.Now().UnixNano()
+	if last := w.lastShedWarn.Load(); now-last >= int64(shedWarnEvery) && w.lastShedWarn.CompareAndSwap(last, now) {
+		w.logger.Warn("logwriter: queue full, rows shed", "shed_total", n)
+	}
+	return false
+}
+
+// shedWarnEvery spaces TryWrite's warnings: a flood must not flood the
+// process log as well.
+const shedWarnEvery = 10 * time.Second
 
 // Flush waits until every row enqueued before the call has been handed to
 // the sink. It returns the first batch failure since the previous Flush,
@@ -178,5 +211,6 @@ func (w *Writer[T]) Stats() Stats {
 		Written: w.written.Load(),
 		Failed:  w.failed.Load(),
 		Dropped: w.dropped.Load(),
+		Shed:    w.shed.Load(),
 	}
 }

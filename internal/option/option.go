@@ -49,6 +49,10 @@ const (
 	// more than it held, and a balance may end up to one call below zero
 	// (docs/decisions/relay-billing.md).
 	BillingOverrunAllowed = "BillingOverrunAllowed"
+	// ErrorLogRetentionDays is how long error logs (type 5, failed relay
+	// calls) are kept before a periodic sweep deletes them; 0 keeps them
+	// (docs/operations.md).
+	ErrorLogRetentionDays = "ErrorLogRetentionDays"
 	// ChannelRecheckMinutes is how long a channel the system disabled (its
 	// key refused) waits between tests that re-enable it once it answers
 	// again; 0 turns the retests off (docs/decisions/channels.md).
@@ -72,6 +76,8 @@ type Snapshot struct {
 	StreamDrain      time.Duration
 	// BillingOverrunAllowed: false (the default) is strict billing.
 	BillingOverrunAllowed bool
+	// ErrorLogRetention is 0 when error logs are never swept.
+	ErrorLogRetention time.Duration
 	// ChannelRecheck is 0 when auto-disabled channels are never retested.
 	ChannelRecheck time.Duration
 	// MessageLanguage renders failure messages (the spec's stay as
@@ -125,6 +131,11 @@ var definitions = map[string]definition{
 	}},
 	BillingOverrunAllowed: {"false", func(s *Snapshot, v string) (err error) {
 		s.BillingOverrunAllowed, err = parseBool(v)
+		return err
+	}},
+	ErrorLogRetentionDays: {"7", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 0, 3650)
+		s.ErrorLogRetention = time.Duration(n) * 24 * time.Hour
 		return err
 	}},
 	ChannelRecheckMinutes: {"10", func(s *Snapshot, v string) error {

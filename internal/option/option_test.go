@@ -61,7 +61,8 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 	}
 	want := map[string]string{NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
 		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
-		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh"}
+		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh",
+		ErrorLogRetentionDays: "7"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
 	}

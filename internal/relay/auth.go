@@ -15,7 +15,10 @@ import (
 // authenticate resolves the sk- key of a request (spec: Authentication,
 // scheme 3): the key's secret, an optional pinned channel, the key's status
 // and its owner's. Subnet, model and pin checks need the request's model
-// and happen in authorize.
+// and happen in authorize. A key that was found but is refused (disabled,
+// expired, exhausted, its owner banned) comes back with the refusal, so the
+// refusal can be recorded as the owner's error log; callers must not use it
+// otherwise.
 func (rl *Relay) authenticate(r *http.Request) (*keyEntry, int64, error) {
 	header := r.Header.Get("Authorization")
 	if header == "" && r.Header.Get("x-api-key") != "" {
@@ -39,16 +42,16 @@ func (rl *Relay) authenticate(r *http.Request) (*keyEntry, int64, error) {
 	switch st.EffectiveStatus(time.Now().Unix()) {
 	case token.StatusEnabled:
 	case token.StatusExpired:
-		return nil, 0, unauthorized(MsgKeyExpired)
+		return e, 0, unauthorized(MsgKeyExpired)
 	case token.StatusExhausted:
 		// The key is right, its quota is spent: 429 insufficient_quota as
 		// OpenAI answers it, not a 401 that sends users to check the key.
-		return nil, 0, quotaExceeded(MsgKeyExhausted)
+		return e, 0, quotaExceeded(MsgKeyExhausted)
 	default:
-		return nil, 0, unauthorized(MsgKeyDisabled)
+		return e, 0, unauthorized(MsgKeyDisabled)
 	}
 	if e.user.Status != user.StatusEnabled {
-		return nil, 0, forbidden(MsgUserBanned, "user_banned")
+		return e, 0, forbidden(MsgUserBanned, "user_banned")
 	}
 	return e, pinned, nil
 }

@@ -44,6 +44,10 @@ type call struct {
 	uncollected     int64 // strict: the cost above the hold, not charged
 
 	up *upstreamCall // the current attempt's upstream request
+	// failed is the last failed attempt, already in the error log;
+	// sentTo the channel the last upstream request went to (errorlog.go).
+	failed *upstreamFailure
+	sentTo *upstream
 
 	// set by the attempt that answered the client
 	channel   *upstream
@@ -69,6 +73,7 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 				c.cutBody()
 			}
 			writeError(w, ep.ingress, err)
+			c.logRefusal(err)
 		}
 	})
 }
@@ -89,6 +94,7 @@ func (c *call) recover() {
 	}
 	if !c.wrote {
 		writeError(c.w, c.ep.ingress, errors.New("panic"))
+		c.logRefusal(errors.New("panic"))
 	}
 }
 
@@ -236,6 +242,7 @@ func (c *call) forward() error {
 			break
 		}
 		c.logFailure(u, fail)
+		c.logAttempt(u, fail)
 		if !fail.retry {
 			break
 		}

@@ -179,7 +179,9 @@ func (c *call) streamBroken(err error) string {
 	}
 	c.rl.Log.Warn("upstream stream broken", "request_id", c.requestID, "channel", c.channel.ID,
 		"err", scrub(err.Error(), c.channel.Key))
-	return "upstream stream broken (request id " + c.requestID + ")"
+	msg := "upstream stream broken (request id " + c.requestID + ")"
+	c.logStreamBroken(err, msg)
+	return msg
 }
 
 // finishUnreported counts tokens locally when the stream carried no usage.

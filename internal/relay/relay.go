@@ -31,6 +31,9 @@ type Deps struct {
 	Ledger  *billing.Ledger
 	Options *option.Registry
 	Log     *slog.Logger
+	// ErrorLogs takes the error logs of failed calls (errorlog.go); nil
+	// records none.
+	ErrorLogs ErrorLogWriter
 	// Transport carries upstream calls; nil gets the lean HTTP/1.1
 	// transport of package h1.
 	Transport http.RoundTripper

@@ -115,6 +115,7 @@ func setCredentials(h http.Header, u *upstream) {
 
 // post sends body to url on channel u: newUpstreamRequest, then send.
 func (c *call) post(u *upstream, url string, body []byte, contentType string) (*http.Response, error) {
+	c.sentTo = u
 	req, err := c.newUpstreamRequest(u, url, body, contentType)
 	if err != nil {
 		return nil, err
@@ -198,7 +199,9 @@ func (c *call) relayVerbatim(resp *http.Response) error {
 	copyHeaders(c.w.Header(), resp.Header)
 	c.w.WriteHeader(resp.StatusCode)
 	c.wrote = true
-	_, err := io.Copy(c.w, io.LimitReader(resp.Body, 16<<20))
+	head := &headWriter{max: maxLoggedAnswer}
+	_, err := io.Copy(c.w, io.TeeReader(io.LimitReader(resp.Body, 16<<20), head))
+	c.logRelayed(resp.StatusCode, head.String())
 	return err
 }
 

@@ -11,6 +11,12 @@ const (
 	LogConsume = 2
 	LogAdmin   = 3
 	LogSystem  = 4
+	// LogError is a failed relay call: a refusal after the key was
+	// identified, a failed upstream attempt or a stream broken mid-way
+	// (relay errorlog.go). The spec defines 1-4 (0 = all, as a filter); 5
+	// is modelgate's. Error rows carry quota 0 and are never summed as
+	// consumption (LogStats, UsageByDayModel).
+	LogError = 5
 )
 
 // InsertLogs inserts rows in the transaction, allocating their ids in one

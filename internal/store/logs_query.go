@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"gorm.io/gorm"
 )
@@ -17,6 +18,9 @@ type LogFilter struct {
 	TokenName string
 	ChannelID int64
 	Group     string
+	// Status and ErrorCode match error rows (LogError) exactly.
+	Status    int
+	ErrorCode string
 	// Keyword matches a substring of username, model name, token name,
 	// content or request id.
 	Keyword string
@@ -35,6 +39,8 @@ func (f LogFilter) apply(q *gorm.DB) *gorm.DB {
 	eq("token_name", f.TokenName, f.TokenName != "")
 	eq("channel_id", f.ChannelID, f.ChannelID != 0)
 	eq("log_group", f.Group, f.Group != "")
+	eq("status", f.Status, f.Status != 0)
+	eq("error_code", f.ErrorCode, f.ErrorCode != "")
 	if f.Start != 0 {
 		q = q.Where("created_at >= ?", f.Start)
 	}
@@ -125,4 +131,47 @@ func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int64, error) {
 		return tx.changed("logs", "DELETE", 0)
 	})
 	return n, err
+}
+
+// DeleteErrorLogsBefore deletes error logs (LogError) created before ts,
+// batch rows per transaction, and returns how many went. Small batches keep
+// each statement's locks short on every engine, so the sweep never holds
+// up the log writer or the consume logs of calls being settled. The ids are
+// read first, then deleted by id: MySQL allows no LIMIT in a DELETE's
+// subquery, and a DELETE ... LIMIT is not portable.
+func (s *Store) DeleteErrorLogsBefore(ctx context.Context, ts int64, batch int) (int64, error) {
+	if batch <= 0 {
+		batch = 500
+	}
+	var total int64
+	for {
+		var ids []int64
+		err := s.read(ctx).Model(&Log{}).Where("type = ? AND created_at < ?", LogError, ts).
+			Order("created_at, id").Limit(batch).Pluck("id", &ids).Error
+		if err != nil {
+			return total, wrap("list old error logs", err)
+		}
+		if len(ids) == 0 {
+			return total, nil
+		}
+		var n int64
+		err = s.write(ctx, "delete error logs", func(tx *Tx) error {
+			// type is checked again: the ids were read outside this
+			// transaction.
+			res := tx.db.Where("id IN ? AND type = ?", ids, LogError).Delete(&Log{})
+			if res.Error != nil {
+				return res.Error
+			}
+			n = res.RowsAffected
+			// One bulk event per batch, as DeleteLogsBefore.
+			return tx.changed("logs", "DELETE", 0)
+		})
+		if err != nil {
+			return total, fmt.Errorf("after %d rows: %w", total, err)
+		}
+		total += n
+		if len(ids) < batch {
+			return total, nil
+		}
+	}
 }

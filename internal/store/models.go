@@ -119,7 +119,8 @@ type Redemption struct {
 	UsedUserID   int64  `gorm:"not null;default:0"`
 }
 
-// Log is a usage or audit record. Type: 1 top-up, 2 consume, 3 admin, 4 system.
+// Log is a usage or audit record. Type: 1 top-up, 2 consume, 3 admin, 4 system,
+// 5 error (a failed relay call, LogError).
 type Log struct {
 	ID               int64  `gorm:"primaryKey;autoIncrement:false"`
 	UserID           int64  `gorm:"not null;index:idx_log_user_time,priority:1"`
@@ -142,6 +143,12 @@ type Log struct {
 	BillingSource    int    `gorm:"not null;default:0"`
 	PlanID           int64  `gorm:"not null;default:0"`
 	SessionKey       string `gorm:"size:128;not null;default:''"`
+	// Error rows (LogError) only: the HTTP status the client got, or the
+	// upstream answered for an attempt (0: no answer); the relay's error
+	// code; the upstream's message with secrets removed (admins only).
+	Status          int    `gorm:"not null;default:0"`
+	ErrorCode       string `gorm:"size:64;not null;default:''"`
+	UpstreamMessage string `gorm:"type:text"`
 }
 
 // Option is one runtime setting, kept as text.
