@@ -297,10 +297,11 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, groups)
 }
 
-// availableModels lists the models an enabled channel serves in the
-// caller's group.
+// availableModels lists the models the caller's group can call: served by
+// an enabled channel in the group, and priced (GET /v1/models narrows this
+// further by a key's allow list).
 func (s *Server) availableModels(w http.ResponseWriter, r *http.Request) error {
-	models, err := s.Store.GroupModels(r.Context(), caller(r).Group)
+	models, err := s.Store.OfferedModels(r.Context(), caller(r).Group)
 	if err != nil {
 		return err
 	}

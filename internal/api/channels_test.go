@@ -251,6 +251,7 @@ func TestChannelValidationChangesNothing(t *testing.T) {
 	e := apptest.New(t)
 	root := e.Root()
 	userC, _ := e.NewUser("val", user.RoleUser)
+	root.OK("POST", "/api/model_price/", map[string]any{"model_name": "gpt-4o", "input_price": 1, "output_price": 2})
 	ch := createChannel(t, root, map[string]any{"name": "keep", "key": "k", "models": "gpt-4o", "group": "default"})
 	before := root.OK("GET", apptest.Path("/api/channel/%d", ch.ID), nil).Raw
 
@@ -316,6 +317,13 @@ func TestAbilitiesFollowChannels(t *testing.T) {
 		}
 	}
 	check("no channels", map[*apptest.Client][]string{plain: {}, vip: {}})
+	// Only priced models are offered: a call of an unpriced one is refused
+	// (model_not_found), so listing it would mislead.
+	for _, m := range []string{"gpt-4o", "gpt-4o-mini", "claude-3"} {
+		root.OK("POST", "/api/model_price/", map[string]any{"model_name": m, "input_price": 1, "output_price": 2})
+	}
+	createChannel(t, root, map[string]any{"name": "unpriced", "models": "no-price-model", "group": "default,vip"})
+	check("unpriced model", map[*apptest.Client][]string{plain: {}, vip: {}})
 
 	a := createChannel(t, root, map[string]any{"name": "a", "models": "gpt-4o-mini,gpt-4o", "group": "default,vip"})
 	b := createChannel(t, root, map[string]any{"name": "b", "models": "claude-3", "group": "vip"})
@@ -329,8 +337,8 @@ func TestAbilitiesFollowChannels(t *testing.T) {
 
 	root.OK("PUT", "/api/channel/", map[string]any{"id": a.ID, "status": channel.StatusDisabled})
 	check("disabled", map[*apptest.Client][]string{plain: {"claude-3"}, vip: {}})
-	// A disabled channel's models are still known to admins.
-	if got := stringList(t, root, "/api/channel/models"); !reflect.DeepEqual(got, []string{"claude-3", "gpt-4o"}) {
+	// A disabled channel's models are still known to admins, priced or not.
+	if got := stringList(t, root, "/api/channel/models"); !reflect.DeepEqual(got, []string{"claude-3", "gpt-4o", "no-price-model"}) {
 		t.Fatalf("channel models = %q", got)
 	}
 	root.OK("PUT", "/api/channel/", map[string]any{"id": a.ID, "status": channel.StatusEnabled})
@@ -339,7 +347,7 @@ func TestAbilitiesFollowChannels(t *testing.T) {
 	root.OK("DELETE", apptest.Path("/api/channel/%d", b.ID), nil)
 	check("deleted", map[*apptest.Client][]string{plain: {"gpt-4o"}, vip: {"gpt-4o"}})
 	root.Fail("GET", apptest.Path("/api/channel/%d", b.ID), nil, http.StatusOK, api.MsgChannelNotFound)
-	if got := stringList(t, root, "/api/channel/models"); !reflect.DeepEqual(got, []string{"gpt-4o"}) {
+	if got := stringList(t, root, "/api/channel/models"); !reflect.DeepEqual(got, []string{"gpt-4o", "no-price-model"}) {
 		t.Fatalf("channel models after delete = %q", got)
 	}
 }

@@ -94,12 +94,27 @@ func (s *Store) ChannelModels(ctx context.Context) ([]string, error) {
 	return sorted(models), wrap("list channel models", err)
 }
 
-// GroupModels returns the models an enabled channel serves for group, sorted.
-func (s *Store) GroupModels(ctx context.Context, group string) ([]string, error) {
-	var models []string
+// OfferedModels returns the models group can call, sorted: an enabled
+// channel serves them for group and they have an enabled price (a model
+// without one is refused by the relay). The two lists are joined in Go:
+// their name columns need not share a collation on MySQL.
+func (s *Store) OfferedModels(ctx context.Context, group string) ([]string, error) {
+	var models, priced []string
 	err := s.read(ctx).Model(&Ability{}).Where("ability_group = ? AND enabled = ?", group, true).
 		Distinct("model").Pluck("model", &models).Error
-	return sorted(models), wrap("list group models", err)
+	if err != nil {
+		return nil, wrap("list group models", err)
+	}
+	err = s.read(ctx).Model(&ModelPrice{}).Where("enabled = ?", true).Pluck("model_name", &priced).Error
+	if err != nil {
+		return nil, wrap("list priced models", err)
+	}
+	isPriced := make(map[string]bool, len(priced))
+	for _, m := range priced {
+		isPriced[m] = true
+	}
+	models = slices.DeleteFunc(models, func(m string) bool { return !isPriced[m] })
+	return sorted(models), nil
 }
 
 // GroupNames returns every group name in use, sorted: groups with a price
