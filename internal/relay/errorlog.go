@@ -21,9 +21,11 @@ type ErrorLogWriter interface {
 
 // Which failures leave an error row (docs/decisions/logs.md, "Error logs"):
 //
-//   - a refusal answered after the key was identified (quota, model not
-//     allowed, subnet, pinning, a bad body, no price, no channel, …): one
-//     row with the status, code and message the client got;
+//   - a refusal answered after the key was identified (the key itself
+//     refused — disabled, expired, used up, its owner banned —, quota,
+//     model not allowed, subnet, pinning, a bad body, no price, no
+//     channel, …): one row with the status, code and message the client
+//     got, in the language it got it;
 //   - each failed upstream attempt, retried or not: one row with its
 //     channel, the status the upstream answered (0: none), the code and
 //     message the client gets for such a failure, and the upstream's own
