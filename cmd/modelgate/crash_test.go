@@ -123,6 +123,24 @@ func killMidLoad(t *testing.T, bin, dsn string, restart bool) {
 	}
 }
 
+// listeningAddr finds the port in the gateway's "listening" log line.
+var listeningAddr = regexp.MustCompile(`msg="modelgate listening" addr=\S*:(\d+)`)
+
+// listeningPort reads the gateway's log from r, to its end, and sends the
+// port it listens on once it says so.
+func listeningPort(r io.Reader) <-chan string {
+	port := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if m := listeningAddr.FindStringSubmatch(sc.Text()); m != nil {
+				port <- m[1]
+			}
+		}
+	}()
+	return port
+}
+
 // defaultLeaseWait outlasts the default lease TTL (30 s) of the killed
 // process.
 const defaultLeaseWait = 32 * time.Second
@@ -142,16 +160,7 @@ func startProcess(t *testing.T, bin, dsn string) (*exec.Cmd, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	port := make(chan string, 1)
-	go func() {
-		addr := regexp.MustCompile(`msg="modelgate listening" addr=\S*:(\d+)`)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := addr.FindStringSubmatch(sc.Text()); m != nil {
-				port <- m[1]
-			}
-		}
-	}()
+	port := listeningPort(stderr)
 	select {
 	case p := <-port:
 		return cmd, "http://127.0.0.1:" + p

@@ -40,10 +40,9 @@ func TestFirstStartPrintsAWorkingRootPassword(t *testing.T) {
 	start := time.Now()
 	go func() { done <- run(ctx, nil, func(k string) string { return env[k] }, &logs) }()
 
-	addrRe := regexp.MustCompile(`msg="modelgate listening" addr=\S*:(\d+)`)
 	var port string
 	for deadline := time.Now().Add(10 * time.Second); port == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if m := addrRe.FindStringSubmatch(logs.String()); m != nil {
+		if m := listeningAddr.FindStringSubmatch(logs.String()); m != nil {
 			port = m[1]
 		}
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -122,16 +121,7 @@ func startInProcess(t *testing.T, env map[string]string) string {
 		w.Close()
 		r.Close()
 	})
-	port := make(chan string, 1)
-	go func() {
-		addr := regexp.MustCompile(`msg="modelgate listening" addr=\S*:(\d+)`)
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			if m := addr.FindStringSubmatch(sc.Text()); m != nil {
-				port <- m[1]
-			}
-		}
-	}()
+	port := listeningPort(r)
 	select {
 	case p := <-port:
 		return "http://127.0.0.1:" + p

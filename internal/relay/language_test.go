@@ -26,14 +26,7 @@ type v1LangCase struct {
 // {"type":"error","error":{type,message}} under /v1/messages.
 func errorMessage(t *testing.T, path string, r *apptest.V1) string {
 	t.Helper()
-	var body struct {
-		Type  string `json:"type"`
-		Error *struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-			Code    any    `json:"code"`
-		} `json:"error"`
-	}
+	var body sdkError
 	if err := json.Unmarshal(r.Body, &body); err != nil || body.Error == nil || body.Error.Type == "" {
 		t.Fatalf("%s: not an error body: %d %s", path, r.Status, r.Body)
 	}
