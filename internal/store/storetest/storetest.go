@@ -18,7 +18,8 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib"       // registers the pgx database/sql driver
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the pgx database/sql driver
+	"github.com/modelgate/modelgate/internal/store/dsn"
 	_ "github.com/ncruces/go-sqlite3/driver" // registers the sqlite3 database/sql driver
 )
 
@@ -124,20 +125,24 @@ func exec(t testing.TB, db *sql.DB, stmt string) {
 }
 
 // ExecSQL runs statements on a test database over a connection of its
-// own: dsn as FreshDSN returned it, sqlitePath the file when dsn is "".
+// own: dsnText as FreshDSN returned it (any form SQL_DSN accepts), sqlitePath the file when dsn is "".
 // Tests use it to break the database on purpose (PoisonLogTrigger).
-func ExecSQL(t testing.TB, dsn, sqlitePath string, stmts ...string) {
+func ExecSQL(t testing.TB, dsnText, sqlitePath string, stmts ...string) {
 	t.Helper()
+	engine, driverDSN, err := dsn.Parse(dsnText)
+	if err != nil {
+		t.Fatal(err)
+	}
 	driver := "sqlite3"
-	switch {
-	case strings.HasPrefix(dsn, "postgres"):
+	switch engine {
+	case dsn.Postgres:
 		driver = "pgx"
-	case dsn != "":
+	case dsn.MySQL:
 		driver = "mysql"
 	default:
-		dsn = "file:" + sqlitePath + "?_pragma=busy_timeout(10000)"
+		driverDSN = "file:" + sqlitePath + "?_pragma=busy_timeout(10000)"
 	}
-	db := open(t, driver, dsn)
+	db := open(t, driver, driverDSN)
 	defer db.Close()
 	for _, stmt := range stmts {
 		exec(t, db, stmt)
