@@ -194,6 +194,40 @@ func TestPermanentFailureIsCountedAndWriterGoesOn(t *testing.T) {
 	}
 }
 
+// A row the database refuses loses only itself: the rows batched beside it
+// (other calls, other users) are written once the batch is split.
+func TestPoisonedRowLosesOnlyItself(t *testing.T) {
+	const poison = -1
+	var logs bytes.Buffer
+	sink := &fakeSink{rejects: func(rows []int) bool { return slices.Contains(rows, poison) }}
+	w := New[int](sink, Config{
+		FlushInterval: never,
+		Logger:        slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	closeWriter(t, w)
+
+	for i := 1; i <= 10; i++ {
+		w.Write(i)
+		if i == 4 || i == 9 {
+			w.Write(poison)
+		}
+	}
+	if err := w.Flush(testContext(t)); !errors.Is(err, errPoison) {
+		t.Fatalf("Flush after a poisoned batch = %v, want errPoison", err)
+	}
+	got := sink.rows()
+	slices.Sort(got)
+	if want := sequence(11)[1:]; !slices.Equal(got, want) {
+		t.Errorf("rows written = %v, want %v (all but the poisoned ones)", got, want)
+	}
+	if got, want := w.Stats(), (Stats{Written: 10, Failed: 2}); got != want {
+		t.Errorf("Stats = %+v, want %+v", got, want)
+	}
+	if !strings.Contains(logs.String(), "rows=2 of=12") {
+		t.Errorf("log = %q, want the lost row count", logs.String())
+	}
+}
+
 func TestFullQueueBlocksWriteUntilRoom(t *testing.T) {
 	sink := &fakeSink{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	var releaseOnce sync.Once

@@ -90,8 +90,36 @@ func (w *Writer[T]) insert(rows []T) error {
 		w.written.Add(uint64(len(rows)))
 		return nil
 	}
-	w.failed.Add(uint64(len(rows)))
+	lost := len(rows)
+	if len(rows) > 1 {
+		lost = w.isolate(ctx, rows)
+		if lost == 0 {
+			return nil // the retries met a passing failure
+		}
+	}
+	w.failed.Add(uint64(lost))
 	w.logger.Error("logwriter: batch failed, rows lost",
-		"rows", len(rows), "attempts", attempts, "err", err)
-	return fmt.Errorf("insert batch of %d rows: %w", len(rows), err)
+		"rows", lost, "of", len(rows), "attempts", attempts, "err", err)
+	return fmt.Errorf("insert batch: %d of %d rows lost: %w", lost, len(rows), err)
+}
+
+// isolate writes a batch that kept failing in halves, once each, down to
+// single rows, and returns how many rows could not be written. A row the
+// database refuses (one text it cannot store, say) so loses only itself:
+// the rows batched beside it belong to other calls and other users. A
+// database that is down fails every part quickly.
+func (w *Writer[T]) isolate(ctx context.Context, rows []T) (lost int) {
+	mid := len(rows) / 2
+	for _, part := range [][]T{rows[:mid], rows[mid:]} {
+		if err := w.sink.InsertBatch(ctx, part); err == nil {
+			w.written.Add(uint64(len(part)))
+			continue
+		}
+		if len(part) == 1 {
+			lost++
+			continue
+		}
+		lost += w.isolate(ctx, part)
+	}
+	return lost
 }

@@ -56,6 +56,10 @@ const (
 var (
 	errorContentText  = textfield.Field{Label: "content", MaxChars: 1024, MaxBytes: 4096}
 	upstreamErrorText = textfield.Field{Label: "upstream_message", MaxChars: 2048, MaxBytes: 8192, Multiline: true}
+	// The requested model is the client's text, unchecked when the call is
+	// refused for it: a NUL or a stray byte would fail the row (and, before
+	// the writer isolated bad rows, its whole batch) on PostgreSQL.
+	errorModelText = textfield.Field{Label: "model_name", MaxChars: 191}
 )
 
 // logRefusal records err, the failure serve answered, unless its key is
@@ -142,7 +146,7 @@ func (c *call) errorRow(channelID int64, status int, code, message, upstreamMess
 	return store.Log{
 		UserID: c.key.user.ID, Username: c.key.user.Username, Group: c.key.user.Group,
 		TokenID: c.key.token.ID, TokenName: c.key.token.Name, Type: store.LogError,
-		ModelName: c.meta.model, ChannelID: channelID, RequestID: c.requestID,
+		ModelName: errorModelText.Clean(c.meta.model), ChannelID: channelID, RequestID: c.requestID,
 		ElapsedTime: time.Since(c.start).Milliseconds(), IsStream: c.meta.stream, SessionKey: sessionKey(c.r),
 		Status: status, ErrorCode: code, Content: errorContentText.Clean(message),
 		UpstreamMessage: upstreamErrorText.Clean(upstreamMessage),

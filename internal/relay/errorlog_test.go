@@ -428,3 +428,42 @@ func TestErrorLogRecordsRefusedKeys(t *testing.T) {
 		t.Errorf("refused keys reached the upstream %d times", up.Count())
 	}
 }
+
+// A refusal of a model name no column can hold (a NUL, more than 191
+// characters) is recorded with the name cleaned, and never costs another
+// caller's row: on PostgreSQL the raw name failed its whole batch.
+func TestErrorLogOfAnUnstorableModelName(t *testing.T) {
+	e := apptest.New(t)
+	up := fakeupstream.New(t)
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	other, otherID := e.NewUser("other", 1)
+	g.Root.OK("POST", "/api/topup", map[string]any{"user_id": otherID, "quota": 1_000_000})
+	otherKey := other.CreateToken(map[string]any{"name": "other", "unlimited_quota": true}).Key
+
+	models := []string{"bad\x00model", strings.Repeat("m", 300), "tab\tmodel"}
+	for i, m := range models {
+		body := map[string]any{"model": m, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
+		if r := e.Call(g.Key, "POST", "/v1/chat/completions", body, "X-Request-Id", apptest.Path("bad-%d", i)); r.Status != http.StatusNotFound {
+			t.Fatalf("model %q: %d %s", m, r.Status, r.Body)
+		}
+	}
+	body := map[string]any{"model": "no-such-model", "messages": []map[string]string{{"role": "user", "content": "hi"}}}
+	if r := e.Call(otherKey, "POST", "/v1/chat/completions", body, "X-Request-Id", "other-call"); r.Status != http.StatusNotFound {
+		t.Fatalf("other user's call: %d %s", r.Status, r.Body)
+	}
+
+	rows := errorLogs(t, e, g.Root, "/api/log/", nil)
+	byID := map[string]errorRow{}
+	for _, row := range rows {
+		byID[row.RequestID] = row
+	}
+	if len(rows) != len(models)+1 || byID["other-call"].Username != "other" {
+		t.Fatalf("error rows = %+v, want every refusal, the other user's too", rows)
+	}
+	for i := range models {
+		row := byID[apptest.Path("bad-%d", i)]
+		if strings.ContainsAny(row.ModelName, "\x00\t") || len([]rune(row.ModelName)) > 191 || row.ModelName == "" {
+			t.Errorf("row of model %d stored model_name %q", i, row.ModelName)
+		}
+	}
+}
