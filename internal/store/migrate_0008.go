@@ -35,7 +35,7 @@ type v8Plan struct {
 	Description  string  `gorm:"type:text"`
 	Features     string  `gorm:"type:text"`
 	Sort         int     `gorm:"not null;default:0"`
-	Status       int     `gorm:"not null;default:1"`
+	Status       int     `gorm:"not null;default:0"`
 	DurationDays int     `gorm:"not null;default:30"`
 	DurationText string  `gorm:"size:64;not null;default:''"`
 	Recommended  bool    `gorm:"not null;default:false"`
