@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,13 +256,20 @@ func TestExpiryJobBatches(t *testing.T) {
 	if n, err := e.App.ExpireSubscriptions(context.Background(), time.Now()); err != nil || n != 0 {
 		t.Fatalf("early run: %d, %v", n, err)
 	}
-	n, err := e.App.ExpireSubscriptions(context.Background(), time.Now().Add(31*24*time.Hour))
+	// Batches of 2: four transactions, every row written once.
+	later := time.Now().Add(31 * 24 * time.Hour)
+	n, err := e.App.Store.ExpireUserPlans(context.Background(), later.Unix(), 2)
 	if err != nil || n != 7 {
 		t.Fatalf("expired %d rows, %v; want 7", n, err)
 	}
-	n, err = e.App.Store.ExpireUserPlans(context.Background(), time.Now().Add(31*24*time.Hour).Unix(), 2)
+	n, err = e.App.ExpireSubscriptions(context.Background(), later)
 	if err != nil || n != 0 {
 		t.Fatalf("rerun expired %d, %v", n, err)
+	}
+	var rows []subscriptionInfo
+	root.OK("GET", "/api/subscription/?status=2&page_size=100", nil).Decode(t, &rows)
+	if len(rows) != 7 {
+		t.Fatalf("%d expired rows, want 7", len(rows))
 	}
 	// The plan can be deleted once nothing active uses it.
 	root.OK("DELETE", apptest.Path("/api/plan/%d", p.ID), nil)
@@ -327,4 +335,46 @@ func TestDiagSubscriptions(t *testing.T) {
 	if d.TotalUserPlans != 100 || len(d.Rows) != 100 || d.MissingPlanID != 2 {
 		t.Fatalf("diag after 104 rows: total %d, %d rows, missing %d", d.TotalUserPlans, len(d.Rows), d.MissingPlanID)
 	}
+}
+
+// TestPlanDeleteRacesGrants: a plan deleted while subscriptions to it are
+// being created never leaves an active subscription to a missing plan.
+func TestPlanDeleteRacesGrants(t *testing.T) {
+	e := apptest.New(t)
+	root := e.Root()
+	_, uid := e.NewUser("racer", user.RoleUser)
+	for round := range 3 {
+		p := createPlan(t, root, planBody(apptest.Path("P%d", round)))
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				root.Do("POST", "/api/subscription/", map[string]any{"user_id": uid, "plan_id": p.ID})
+			}()
+		}
+		deleted := root.Do("DELETE", apptest.Path("/api/plan/%d", p.ID), nil).Success
+		wg.Wait()
+		var rows []subscriptionInfo
+		root.OK("GET", apptest.Path("/api/subscription/?user_id=%d&status=1&page_size=100", uid), nil).Decode(t, &rows)
+		for _, s := range rows {
+			if s.PlanID == p.ID && deleted {
+				t.Fatalf("round %d: plan deleted but subscription %d to it is active", round, s.ID)
+			}
+		}
+	}
+}
+
+// TestPlanMessagesInEnglish: the formatted plan messages render in English
+// with their data kept.
+func TestPlanMessagesInEnglish(t *testing.T) {
+	e := apptest.New(t)
+	root := e.Root()
+	root.OK("PUT", "/api/option/", map[string]any{"key": "MessageLanguage", "value": "en"})
+	root.Fail("POST", "/api/plan/", planBody("X", "default_model", "claude"), http.StatusOK,
+		`default model "claude" must be a model configured in model_limits`)
+	root.Fail("POST", "/api/plan/", planBody("X", "model_limits", `{"m":{"token_week":-1}}`), http.StatusOK,
+		`model "m" in model_limits: token_week must not be negative`)
+	root.Fail("POST", "/api/plan/", planBody("a\x00"), http.StatusOK,
+		"plan name contains invalid characters: it must be UTF-8 text without NUL or control characters")
 }
