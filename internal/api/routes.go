@@ -74,6 +74,26 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /api/redemption/{$}", levelAdmin, s.updateRedemption)
 	s.handle(mux, "DELETE /api/redemption/{id}", levelAdmin, s.deleteRedemption)
 
+	// Plans
+	s.handle(mux, "GET /api/plan/{$}", levelAdmin, s.listPlans)
+	s.handle(mux, "GET /api/plan/search", levelAdmin, s.searchPlans)
+	s.handle(mux, "GET /api/plan/list", levelUser, s.listedPlans)
+	s.handle(mux, "GET /api/plan/{id}", levelAdmin, s.getPlan)
+	s.handle(mux, "POST /api/plan/{$}", levelRoot, s.createPlan)
+	s.handle(mux, "PUT /api/plan/{$}", levelRoot, s.updatePlan)
+	s.handle(mux, "DELETE /api/plan/{id}", levelRoot, s.deletePlan)
+
+	// Subscriptions (the caller's own, with usage, come with plan billing)
+	s.handle(mux, "GET /api/subscription/{$}", levelAdmin, s.listSubscriptions)
+	s.handle(mux, "GET /api/subscription/search", levelAdmin, s.searchSubscriptions)
+	s.handle(mux, "GET /api/subscription/{id}", levelAdmin, s.getSubscription)
+	s.handle(mux, "POST /api/subscription/{$}", levelAdmin, s.createSubscription)
+	s.handle(mux, "PUT /api/subscription/{$}", levelAdmin, s.updateSubscription)
+	s.handle(mux, "DELETE /api/subscription/{id}", levelAdmin, s.deleteSubscription)
+
+	// Diagnostics
+	s.handle(mux, "GET /api/diag/subscriptions", levelAdmin, s.diagSubscriptions)
+
 	// Settlements the billing ledger parked (dead letters)
 	s.handle(mux, "GET /api/billing/dead_letter/{$}", levelAdmin, s.listDeadLetters)
 	s.handle(mux, "POST /api/billing/dead_letter/{id}/replay", levelRoot, s.replayDeadLetter)

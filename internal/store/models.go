@@ -179,3 +179,41 @@ type Reservation struct {
 	// made before leases existed, or on SQLite); see leases.go.
 	LeaseID int64 `gorm:"not null;default:0;index"`
 }
+
+// Plan is a plan of the catalogue. ModelLimits is canonical JSON
+// (plan.Limits.Canonical), Features a JSON array of strings. Status: 1
+// listed, 0 unlisted.
+type Plan struct {
+	ID           int64   `gorm:"primaryKey;autoIncrement:false"`
+	Name         string  `gorm:"size:64;not null"`
+	Price        float64 `gorm:"not null;default:0"`
+	Tokens       int64   `gorm:"not null;default:0"`
+	ModelLimits  string  `gorm:"type:text"`
+	DefaultModel string  `gorm:"size:191;not null;default:''"`
+	Description  string  `gorm:"type:text"`
+	Features     string  `gorm:"type:text"`
+	Sort         int     `gorm:"not null;default:0"`
+	Status       int     `gorm:"not null;default:0"`
+	DurationDays int     `gorm:"not null;default:30"`
+	DurationText string  `gorm:"size:64;not null;default:''"`
+	Recommended  bool    `gorm:"not null;default:false"`
+	CreatedTime  int64   `gorm:"not null;default:0"`
+	UpdatedTime  int64   `gorm:"not null;default:0"`
+}
+
+// UserPlan is a subscription: user UserID holds plan PlanID from StartTime
+// to EndTime. Status: 1 active, 2 expired, 3 cancelled; an active row past
+// its end reads as expired (plan.Status) until the expiry job writes it.
+type UserPlan struct {
+	ID          int64  `gorm:"primaryKey;autoIncrement:false"`
+	UserID      int64  `gorm:"not null;index:idx_user_plan_user,priority:1"`
+	PlanID      int64  `gorm:"not null;index"`
+	OrderID     int64  `gorm:"not null;default:0"`
+	StartTime   int64  `gorm:"not null"`
+	EndTime     int64  `gorm:"not null;index:idx_user_plan_user,priority:3;index:idx_user_plan_status,priority:2"`
+	Status      int    `gorm:"not null;default:1;index:idx_user_plan_user,priority:2;index:idx_user_plan_status,priority:1"`
+	BillingType string `gorm:"size:16;not null;default:'token'"`
+	Notes       string `gorm:"size:500;not null;default:''"`
+	CreatedTime int64  `gorm:"not null;default:0"`
+	UpdatedTime int64  `gorm:"not null;default:0"`
+}

@@ -29,7 +29,7 @@ func (p Page) apply(db *gorm.DB) *gorm.DB {
 // keyword are escaped with '!', which (unlike backslash) means the same in
 // SQLite, PostgreSQL and MySQL string literals.
 func whereLike(db *gorm.DB, keyword string, cols ...string) *gorm.DB {
-	pat := "%" + strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(keyword) + "%"
+	pat := likePattern(keyword)
 	conds := make([]string, len(cols))
 	args := make([]any, len(cols))
 	for i, c := range cols {
@@ -37,6 +37,12 @@ func whereLike(db *gorm.DB, keyword string, cols ...string) *gorm.DB {
 		args[i] = pat
 	}
 	return db.Where(strings.Join(conds, " OR "), args...)
+}
+
+// likePattern is the LIKE pattern (with ESCAPE '!') matching keyword as a
+// substring.
+func likePattern(keyword string) string {
+	return "%" + strings.NewReplacer("!", "!!", "%", "!%", "_", "!_").Replace(keyword) + "%"
 }
 
 // CreateUser inserts u, allocating its id and timestamps. A taken username
