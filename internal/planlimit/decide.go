@@ -20,21 +20,22 @@ type Usage struct {
 
 // Bucket is one stored usage bucket.
 type Bucket struct {
-	Start            int64 // unix seconds, a multiple of BucketSize
+	Width            time.Duration // FineBucket or CoarseBucket
+	Start            int64         // unix seconds, a multiple of Width
 	Requests, Tokens int64
 }
 
-// Tally sums buckets into the windows of r at now. Buckets older than the
-// month window, or of the future, are ignored. LifetimeTokens is left 0:
-// it is not kept in buckets.
+// Tally sums buckets into the windows of r at now, each window from the
+// buckets of its width. Buckets older than the window, or of the future,
+// are ignored. LifetimeTokens is left 0: it is not kept in buckets.
 func Tally(r Rule, buckets []Bucket, now time.Time) Usage {
 	var u Usage
-	current := BucketStart(now)
 	for _, w := range Windows {
-		from := WindowStart(r.Length(w), now)
+		width := r.Bucket(w)
+		from, current := r.WindowStart(w, now), BucketStart(now, width)
 		c := &u.Windows[w]
 		for _, b := range buckets {
-			if b.Start < from || b.Start > current {
+			if b.Width != width || b.Start < from || b.Start > current {
 				continue
 			}
 			c.Requests += b.Requests
@@ -102,7 +103,6 @@ func Check(r Rule, u Usage, tokens int64, now time.Time) Decision {
 	if !d.Fits {
 		return d
 	}
-	current := BucketStart(now)
 	for i := range statuses {
 		s := &statuses[i]
 		add := int64(1)
@@ -112,7 +112,7 @@ func Check(r Rule, u Usage, tokens int64, now time.Time) Decision {
 		s.Used += add
 		s.Remaining -= add
 		if add > 0 && s.Reset.IsZero() && !s.Lifetime {
-			s.Reset = ResetAt(current, r.Length(s.Window))
+			s.Reset = r.ResetAt(s.Window, BucketStart(now, r.Bucket(s.Window)))
 		}
 		tightest := &d.Requests
 		if s.Measure == Tokens {
@@ -153,12 +153,12 @@ func Report(r Rule, u Usage) []Status {
 		case l.measure == Requests:
 			s.Used = c.Requests
 			if c.OldestRequest != 0 {
-				s.Reset = ResetAt(c.OldestRequest, r.Length(l.window))
+				s.Reset = r.ResetAt(l.window, c.OldestRequest)
 			}
 		default:
 			s.Used = c.Tokens
 			if c.OldestToken != 0 {
-				s.Reset = ResetAt(c.OldestToken, r.Length(l.window))
+				s.Reset = r.ResetAt(l.window, c.OldestToken)
 			}
 		}
 		s.Remaining = max(s.Limit-s.Used, 0)

@@ -4,13 +4,17 @@
 // pure: the clock is always a parameter, and the counts come from the store
 // (store.ReserveUsage, store.UsageOf).
 //
-// Precision. Usage is counted in buckets of BucketSize aligned on the unix
-// epoch. A window of length L at time now counts every bucket that overlaps
-// (now-L, now]: a bucket [b, b+BucketSize) counts while b+BucketSize > now-L.
-// So every use of the last L counts, and a use leaves the window up to one
-// bucket (10 minutes) late, never early: the operator's limit is never
-// exceeded within any true window of length L, and a user may wait up to
-// BucketSize longer than the exact window for a limit to free.
+// Precision. Usage is counted in buckets aligned on the unix epoch: 10
+// minutes wide for a period window of up to 24 hours (FineBucket), 3 hours
+// for the week and month windows and longer periods (CoarseBucket); each
+// use is added to one bucket of each width. A window of length L at time
+// now counts every bucket that overlaps (now-L, now]: a bucket [b, b+W)
+// counts while b+W > now-L. So every use of the last L counts, and a use
+// leaves the window up to one bucket width late, never early: the
+// operator's limit is never exceeded within any true window of length L,
+// and a user may wait up to W longer than the exact window for a limit to
+// free. The two widths bound what one reservation reads: at most 145 fine
+// and 241 coarse buckets.
 package planlimit
 
 import (
@@ -19,13 +23,17 @@ import (
 	"time"
 )
 
-// BucketSize is the width of a usage bucket. Ten minutes keeps the default
-// 5-hour window within 3.4% of its nominal length while a busy month is at
-// most 4,320 rows per subscription and model.
-const BucketSize = 10 * time.Minute
+// The bucket widths. Ten minutes keeps the default 5-hour window within
+// 3.4% of its nominal length; three hours keep a 7-day window within 1.8%
+// and a 30-day one within 0.5%, while a month is 241 rows per subscription
+// and model.
+const (
+	FineBucket   = 10 * time.Minute
+	CoarseBucket = 3 * time.Hour
+)
 
-// bucketSeconds is BucketSize in the unit of stored bucket starts.
-const bucketSeconds = int64(BucketSize / time.Second)
+// maxFinePeriod is the longest period window counted in fine buckets.
+const maxFinePeriod = 24 * time.Hour
 
 // DefaultPeriodHours is the period window when a rule leaves PeriodHours 0.
 const DefaultPeriodHours = 5
@@ -156,26 +164,38 @@ func (r Rule) limits() []limitDef {
 	}
 }
 
-// BucketStart is the start (unix seconds) of the bucket holding t.
-func BucketStart(t time.Time) int64 {
-	return floorDiv(t.Unix(), bucketSeconds) * bucketSeconds
+// Bucket is the bucket width window w is counted in under this rule.
+func (r Rule) Bucket(w Window) time.Duration {
+	if w == Period && r.Length(Period) <= maxFinePeriod {
+		return FineBucket
+	}
+	return CoarseBucket
 }
 
-// WindowStart is the start of the oldest bucket a window of length l counts
-// at now: the bucket holding now-l (it overlaps the window).
-func WindowStart(l time.Duration, now time.Time) int64 {
-	return BucketStart(now.Add(-l))
+// BucketStart is the start (unix seconds) of the bucket of width size
+// holding t.
+func BucketStart(t time.Time, size time.Duration) int64 {
+	sec := int64(size / time.Second)
+	return floorDiv(t.Unix(), sec) * sec
 }
 
-// ResetAt is when a bucket starting at bucketStart stops counting in a
-// window of length l: the moment its end is l behind.
-func ResetAt(bucketStart int64, l time.Duration) time.Time {
-	return time.Unix(bucketStart+bucketSeconds, 0).Add(l).UTC()
+// WindowStart is the start of the oldest bucket window w counts at now:
+// the bucket holding now minus the window's length (it overlaps the
+// window).
+func (r Rule) WindowStart(w Window, now time.Time) int64 {
+	return BucketStart(now.Add(-r.Length(w)), r.Bucket(w))
+}
+
+// ResetAt is when a bucket of window w starting at bucketStart stops
+// counting: the moment its end is the window's length behind.
+func (r Rule) ResetAt(w Window, bucketStart int64) time.Time {
+	return time.Unix(bucketStart, 0).Add(r.Bucket(w) + r.Length(w)).UTC()
 }
 
 // PruneBefore is the bucket start below which no window counts any more at
-// now (the month window's oldest bucket): older buckets can be deleted.
-func PruneBefore(now time.Time) int64 { return WindowStart(MonthLength, now) }
+// now (the oldest coarse bucket of the month window): older buckets of
+// either width can be deleted.
+func PruneBefore(now time.Time) int64 { return BucketStart(now.Add(-MonthLength), CoarseBucket) }
 
 func floorDiv(a, b int64) int64 {
 	q := a / b

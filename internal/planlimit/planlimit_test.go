@@ -10,26 +10,42 @@ import (
 // starting at t0-3m.
 var t0 = time.Date(2026, 11, 2, 10, 3, 0, 0, time.UTC)
 
+// use is one call at t as the store records it: in a bucket of each width.
+func use(t time.Time, requests, tokens int64) []Bucket {
+	return []Bucket{
+		{Width: FineBucket, Start: BucketStart(t, FineBucket), Requests: requests, Tokens: tokens},
+		{Width: CoarseBucket, Start: BucketStart(t, CoarseBucket), Requests: requests, Tokens: tokens},
+	}
+}
+
 func TestBucketAndWindowEdges(t *testing.T) {
 	b := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC).Unix()
+	coarse := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC).Unix()
+	r := Rule{}
 	tests := []struct {
 		name string
 		got  int64
 		want int64
 	}{
-		{"bucket of a time inside it", BucketStart(t0), b},
-		{"bucket of its first second", BucketStart(time.Unix(b, 0)), b},
-		{"bucket of its last second", BucketStart(time.Unix(b+599, 0)), b},
-		{"next bucket", BucketStart(time.Unix(b+600, 0)), b + 600},
-		{"before the epoch rounds down", BucketStart(time.Unix(-1, 0)), -600},
-		{"window start is the bucket holding now-l", WindowStart(5*time.Hour, t0), b - 5*3600},
-		{"reset is bucket end plus l", ResetAt(b, 5*time.Hour).Unix(), b + 600 + 5*3600},
-		{"prune keeps the month window", PruneBefore(t0), b - 30*24*3600},
+		{"bucket of a time inside it", BucketStart(t0, FineBucket), b},
+		{"bucket of its first second", BucketStart(time.Unix(b, 0), FineBucket), b},
+		{"bucket of its last second", BucketStart(time.Unix(b+599, 0), FineBucket), b},
+		{"next bucket", BucketStart(time.Unix(b+600, 0), FineBucket), b + 600},
+		{"coarse buckets start every 3 hours from the epoch", BucketStart(t0, CoarseBucket), coarse},
+		{"before the epoch rounds down", BucketStart(time.Unix(-1, 0), FineBucket), -600},
+		{"period window starts at the bucket holding now-5h", r.WindowStart(Period, t0), b - 5*3600},
+		{"week window starts at the coarse bucket holding now-7d", r.WindowStart(Week, t0), coarse - 7*24*3600},
+		{"period reset is bucket end plus 5h", r.ResetAt(Period, b).Unix(), b + 600 + 5*3600},
+		{"week reset is coarse bucket end plus 7d", r.ResetAt(Week, coarse).Unix(), coarse + 3*3600 + 7*24*3600},
+		{"prune keeps the month window", PruneBefore(t0), coarse - 30*24*3600},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
 			t.Errorf("%s: got %d, want %d", tt.name, tt.got, tt.want)
 		}
+	}
+	if (Rule{PeriodHours: 24}).Bucket(Period) != FineBucket || (Rule{PeriodHours: 25}).Bucket(Period) != CoarseBucket || r.Bucket(Month) != CoarseBucket {
+		t.Fatal("bucket widths of the windows")
 	}
 }
 
@@ -47,7 +63,6 @@ func TestLengths(t *testing.T) {
 // tokens); the limit refuses until the use's bucket leaves the window, and
 // frees exactly then, never earlier.
 func TestEachLimitFreesWhenItsBucketLeaves(t *testing.T) {
-	bucket := BucketStart(t0)
 	tests := []struct {
 		name   string
 		rule   Rule
@@ -55,6 +70,7 @@ func TestEachLimitFreesWhenItsBucketLeaves(t *testing.T) {
 	}{
 		{NameRequestPeriod, Rule{RequestPeriod: 1}, 5 * time.Hour},
 		{NameRequestPeriod, Rule{RequestPeriod: 1, PeriodHours: 3}, 3 * time.Hour},
+		{NameRequestPeriod, Rule{RequestPeriod: 1, PeriodHours: 48}, 48 * time.Hour},
 		{NameRequestWeek, Rule{RequestWeek: 1}, WeekLength},
 		{NameRequestMonth, Rule{RequestMonth: 1}, MonthLength},
 		{NameTokenPeriod, Rule{TokenPeriod: 100}, 5 * time.Hour},
@@ -63,8 +79,16 @@ func TestEachLimitFreesWhenItsBucketLeaves(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			buckets := []Bucket{{Start: bucket, Requests: 1, Tokens: 100}}
-			reset := time.Unix(bucket, 0).Add(BucketSize + tt.length)
+			buckets := use(t0, 1, 100)
+			w := Period
+			switch tt.length {
+			case WeekLength:
+				w = Week
+			case MonthLength:
+				w = Month
+			}
+			width := tt.rule.Bucket(w)
+			reset := time.Unix(BucketStart(t0, width), 0).Add(width + tt.length)
 			for _, now := range []time.Time{t0, t0.Add(tt.length), reset.Add(-time.Second)} {
 				d := Check(tt.rule, Tally(tt.rule, buckets, now), 1, now)
 				if d.Fits {
@@ -83,7 +107,7 @@ func TestEachLimitFreesWhenItsBucketLeaves(t *testing.T) {
 
 func TestTokenEstimates(t *testing.T) {
 	r := Rule{TokenPeriod: 1000}
-	used := func(n int64) Usage { return Tally(r, []Bucket{{Start: BucketStart(t0), Requests: 1, Tokens: n}}, t0) }
+	used := func(n int64) Usage { return Tally(r, use(t0, 1, n), t0) }
 	tests := []struct {
 		name     string
 		used     int64
@@ -110,11 +134,11 @@ func TestTokenEstimates(t *testing.T) {
 }
 
 func TestBindingIsTheLimitThatFreesLast(t *testing.T) {
-	old := BucketStart(t0.Add(-4 * time.Hour)) // in the period and the week
-	buckets := []Bucket{{Start: old, Requests: 3, Tokens: 10}}
+	old := t0.Add(-4 * time.Hour) // in the period and the week
+	buckets := use(old, 3, 10)
 	r := Rule{RequestPeriod: 3, RequestWeek: 3, TokenMonth: 100}
 	d := Check(r, Tally(r, buckets, t0), 1, t0)
-	if d.Fits || d.Binding.Name != NameRequestWeek || !d.Binding.Reset.Equal(ResetAt(old, WeekLength)) {
+	if d.Fits || d.Binding.Name != NameRequestWeek || !d.Binding.Reset.Equal(r.ResetAt(Week, BucketStart(old, CoarseBucket))) {
 		t.Fatalf("binding %+v, want request_week", d.Binding)
 	}
 	r.LifetimeTokens = 10
@@ -130,7 +154,7 @@ func TestBindingIsTheLimitThatFreesLast(t *testing.T) {
 // call being admitted.
 func TestTightestLimitsCountTheCall(t *testing.T) {
 	r := Rule{RequestPeriod: 10, RequestMonth: 100, TokenWeek: 1000, TokenMonth: 5000}
-	buckets := []Bucket{{Start: BucketStart(t0.Add(-2 * 24 * time.Hour)), Requests: 95, Tokens: 100}}
+	buckets := use(t0.Add(-2*24*time.Hour), 95, 100)
 	d := Check(r, Tally(r, buckets, t0), 50, t0)
 	if !d.Fits || d.Requests == nil || d.Tokens == nil {
 		t.Fatalf("decision %+v", d)
@@ -152,22 +176,32 @@ func TestTightestLimitsCountTheCall(t *testing.T) {
 	}
 }
 
-func TestTallyIgnoresOldAndFutureBuckets(t *testing.T) {
+func TestTallyCountsEachWindowFromItsWidth(t *testing.T) {
 	r := Rule{}
 	now := t0
+	fine := func(start, n int64) Bucket {
+		return Bucket{Width: FineBucket, Start: start, Requests: n, Tokens: 10 * n}
+	}
+	coarse := func(start, n int64) Bucket {
+		return Bucket{Width: CoarseBucket, Start: start, Requests: n, Tokens: 10 * n}
+	}
+	period, week, month := r.WindowStart(Period, now), r.WindowStart(Week, now), r.WindowStart(Month, now)
 	buckets := []Bucket{
-		{Start: PruneBefore(now) - 600, Requests: 1, Tokens: 1},         // left every window
-		{Start: PruneBefore(now), Requests: 2, Tokens: 20},              // oldest month bucket
-		{Start: WindowStart(WeekLength, now), Requests: 4, Tokens: 40},  // oldest week bucket
-		{Start: WindowStart(5*time.Hour, now), Requests: 8, Tokens: 80}, // oldest period bucket
-		{Start: BucketStart(now), Requests: 16, Tokens: 0},              // now, requests only
-		{Start: BucketStart(now) + 600, Requests: 32, Tokens: 320},      // the future
+		fine(period-600, 1),                                // left the period window
+		fine(period, 2),                                    // oldest period bucket
+		fine(BucketStart(now, FineBucket), 4),              // now
+		fine(BucketStart(now, FineBucket)+600, 8),          // the future
+		coarse(month-3*3600, 16),                           // left every window
+		coarse(month, 32),                                  // oldest month bucket
+		coarse(week, 64),                                   // oldest week bucket
+		coarse(BucketStart(now, CoarseBucket), 128),        // now
+		coarse(BucketStart(now, CoarseBucket)+3*3600, 256), // the future
 	}
 	u := Tally(r, buckets, now)
 	want := [3]Count{
-		{Requests: 24, Tokens: 80, OldestRequest: WindowStart(5*time.Hour, now), OldestToken: WindowStart(5*time.Hour, now)},
-		{Requests: 28, Tokens: 120, OldestRequest: WindowStart(WeekLength, now), OldestToken: WindowStart(WeekLength, now)},
-		{Requests: 30, Tokens: 140, OldestRequest: PruneBefore(now), OldestToken: PruneBefore(now)},
+		{Requests: 6, Tokens: 60, OldestRequest: period, OldestToken: period},
+		{Requests: 192, Tokens: 1920, OldestRequest: week, OldestToken: week},
+		{Requests: 224, Tokens: 2240, OldestRequest: month, OldestToken: month},
 	}
 	if u.Windows != want {
 		t.Fatalf("tally %+v\nwant  %+v", u.Windows, want)

@@ -4,7 +4,7 @@ import "gorm.io/gorm"
 
 // migration0009 adds the usage counters of plan subscriptions (usage.go):
 // per subscription, model and 10-minute bucket, the requests and tokens
-// used; per subscription the lifetime totals, whose row is also the lock
+// used (each use in a 10-minute and a 3-hour bucket, span being the width in seconds); per subscription the lifetime totals, whose row is also the lock
 // that serialises a subscription's reservations; and the open holds, so a
 // settlement or release applies once. Counter rows only ever change by
 // increments, so the cluster can replicate them as deltas.
@@ -15,6 +15,7 @@ func migration0009(db *gorm.DB) error {
 type v9PlanUsage struct {
 	SubscriptionID int64  `gorm:"primaryKey;autoIncrement:false"`
 	Model          string `gorm:"primaryKey;size:191"`
+	Span           int64  `gorm:"primaryKey;autoIncrement:false"`
 	BucketStart    int64  `gorm:"primaryKey;autoIncrement:false;index"`
 	Requests       int64  `gorm:"not null;default:0"`
 	Tokens         int64  `gorm:"not null;default:0"`

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -15,8 +16,11 @@ import (
 
 // Plan usage counters (docs/decisions/plan-limits.md).
 //
-// plan_usage holds, per subscription, model and 10-minute bucket
-// (planlimit.BucketSize), the requests and tokens used; plan_usage_totals
+// plan_usage holds, per subscription, model and bucket, the requests and
+// tokens used: each use is counted in a 10-minute and in a 3-hour bucket
+// (planlimit.FineBucket, planlimit.CoarseBucket; span is the width in
+// seconds), so the period window reads few fine buckets and the week and
+// month windows few coarse ones; plan_usage_totals
 // holds each subscription's lifetime totals. Both change only by
 // increments (a reservation adds, a settlement adds the difference, a
 // release subtracts), never by writing a whole row, so the cluster can
@@ -98,7 +102,7 @@ func (s *Store) ReserveUsage(ctx context.Context, op UsageOp) (UsageReservation,
 		return UsageReservation{}, fmt.Errorf("reserve plan usage: %w", err)
 	}
 	r := UsageReservation{Key: newHoldKey(), SubscriptionID: op.SubscriptionID, Model: op.Model,
-		BucketStart: planlimit.BucketStart(op.Now), Tokens: op.Tokens}
+		BucketStart: planlimit.BucketStart(op.Now, planlimit.FineBucket), Tokens: op.Tokens}
 	for attempt := 0; ; attempt++ {
 		err := s.write(ctx, "reserve plan usage", func(tx *Tx) error {
 			var err error
@@ -150,42 +154,46 @@ func (tx *Tx) reserveUsage(op UsageOp, r UsageReservation) (planlimit.Decision, 
 }
 
 // windowUsage sums the subscription's buckets of op.Model into the three
-// windows in one indexed range read (at most a month of buckets).
+// windows: one indexed range read per bucket width.
 func (tx *Tx) windowUsage(op UsageOp) (planlimit.Usage, error) {
-	var starts [len(planlimit.Windows)]int64
-	for _, w := range planlimit.Windows {
-		starts[w] = planlimit.WindowStart(op.Rule.Length(w), op.Now)
-	}
-	var cols []string
-	var args []any
-	for _, w := range planlimit.Windows {
-		cols = append(cols,
-			"COALESCE(SUM(CASE WHEN bucket_start >= ? THEN requests ELSE 0 END), 0)",
-			"COALESCE(SUM(CASE WHEN bucket_start >= ? THEN tokens ELSE 0 END), 0)",
-			"COALESCE(MIN(CASE WHEN bucket_start >= ? AND requests > 0 THEN bucket_start END), 0)",
-			"COALESCE(MIN(CASE WHEN bucket_start >= ? AND tokens > 0 THEN bucket_start END), 0)")
-		args = append(args, starts[w], starts[w], starts[w], starts[w])
-	}
-	from := min(starts[planlimit.Period], starts[planlimit.Month])
-	q := "SELECT " + strings.Join(cols, ", ") +
-		" FROM plan_usage WHERE subscription_id = ? AND model = ? AND bucket_start >= ? AND bucket_start <= ?"
-	args = append(args, op.SubscriptionID, op.Model, from, planlimit.BucketStart(op.Now))
 	var u planlimit.Usage
-	var dest []any
-	for _, w := range planlimit.Windows {
-		c := &u.Windows[w]
-		dest = append(dest, &c.Requests, &c.Tokens, &c.OldestRequest, &c.OldestToken)
-	}
-	if err := tx.db.Raw(q, args...).Row().Scan(dest...); err != nil {
-		return planlimit.Usage{}, err
+	for _, width := range []time.Duration{planlimit.FineBucket, planlimit.CoarseBucket} {
+		var cols []string
+		var args, dest []any
+		from := int64(math.MaxInt64)
+		for _, w := range planlimit.Windows {
+			if op.Rule.Bucket(w) != width {
+				continue
+			}
+			start := op.Rule.WindowStart(w, op.Now)
+			from = min(from, start)
+			cols = append(cols,
+				"COALESCE(SUM(CASE WHEN bucket_start >= ? THEN requests ELSE 0 END), 0)",
+				"COALESCE(SUM(CASE WHEN bucket_start >= ? THEN tokens ELSE 0 END), 0)",
+				"COALESCE(MIN(CASE WHEN bucket_start >= ? AND requests > 0 THEN bucket_start END), 0)",
+				"COALESCE(MIN(CASE WHEN bucket_start >= ? AND tokens > 0 THEN bucket_start END), 0)")
+			args = append(args, start, start, start, start)
+			c := &u.Windows[w]
+			dest = append(dest, &c.Requests, &c.Tokens, &c.OldestRequest, &c.OldestToken)
+		}
+		if len(cols) == 0 {
+			continue
+		}
+		q := "SELECT " + strings.Join(cols, ", ") + " FROM plan_usage" +
+			" WHERE subscription_id = ? AND model = ? AND span = ? AND bucket_start >= ? AND bucket_start <= ?"
+		args = append(args, op.SubscriptionID, op.Model, int64(width/time.Second), from, planlimit.BucketStart(op.Now, width))
+		if err := tx.db.Raw(q, args...).Row().Scan(dest...); err != nil {
+			return planlimit.Usage{}, err
+		}
 	}
 	return u, nil
 }
 
-// addUsage adds requests and tokens (either may be negative) to a bucket
-// and to the subscription's totals, in that lock order (totals first, as
+// addUsage adds requests and tokens (either may be negative) to the fine
+// bucket starting at fine, to the coarse bucket holding it, and to the
+// subscription's totals, in that lock order (totals first, as
 // ReserveUsage locks them). Counters saturate at 0 and planlimit.MaxAmount.
-func (tx *Tx) addUsage(subscriptionID int64, model string, bucket, requests, tokens int64) error {
+func (tx *Tx) addUsage(subscriptionID int64, model string, fine, requests, tokens int64) error {
 	err := tx.db.Exec("UPDATE plan_usage_totals SET requests = "+clampedAdd("requests")+", tokens = "+clampedAdd("tokens")+
 		" WHERE subscription_id = ?", requests, requests, requests, tokens, tokens, tokens, subscriptionID).Error
 	if err != nil {
@@ -194,19 +202,22 @@ func (tx *Tx) addUsage(subscriptionID int64, model string, bucket, requests, tok
 	if err := tx.counted("plan_usage_totals", subscriptionID); err != nil {
 		return err
 	}
+	fineSpan, coarseSpan := int64(planlimit.FineBucket/time.Second), int64(planlimit.CoarseBucket/time.Second)
+	coarse := planlimit.BucketStart(time.Unix(fine, 0), planlimit.CoarseBucket)
 	if requests > 0 {
-		// Only a reservation adds requests: its bucket may not exist yet.
-		q := "INSERT INTO plan_usage (subscription_id, model, bucket_start, requests, tokens) VALUES (?, ?, ?, ?, ?) " +
-			tx.s.onConflictUpdate("subscription_id, model, bucket_start") +
+		// Only a reservation adds requests: its buckets may not exist yet.
+		q := "INSERT INTO plan_usage (subscription_id, model, span, bucket_start, requests, tokens) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?) " +
+			tx.s.onConflictUpdate("subscription_id, model, span, bucket_start") +
 			" requests = " + clampedAdd("plan_usage.requests") + ", tokens = " + clampedAdd("plan_usage.tokens")
-		err = tx.db.Exec(q, subscriptionID, model, bucket, requests, tokens,
+		err = tx.db.Exec(q, subscriptionID, model, fineSpan, fine, requests, tokens,
+			subscriptionID, model, coarseSpan, coarse, requests, tokens,
 			requests, requests, requests, tokens, tokens, tokens).Error
 	} else {
-		// A settlement or release: the bucket was made by the reservation
-		// (a bucket pruned since counts in no window any more).
+		// A settlement or release: the reservation made the buckets (a
+		// bucket pruned since counts in no window any more).
 		err = tx.db.Exec("UPDATE plan_usage SET requests = "+clampedAdd("requests")+", tokens = "+clampedAdd("tokens")+
-			" WHERE subscription_id = ? AND model = ? AND bucket_start = ?",
-			requests, requests, requests, tokens, tokens, tokens, subscriptionID, model, bucket).Error
+			" WHERE subscription_id = ? AND model = ? AND ((span = ? AND bucket_start = ?) OR (span = ? AND bucket_start = ?))",
+			requests, requests, requests, tokens, tokens, tokens, subscriptionID, model, fineSpan, fine, coarseSpan, coarse).Error
 	}
 	if err != nil {
 		return err

@@ -26,8 +26,8 @@ type ModelUsage struct {
 // UsageOf reports a subscription's usage at now: every model of rules (the
 // plan's model_limits) and every other model with usage in the month
 // window (its limits then empty: a model the plan no longer lists). It
-// reads at most a month of buckets per model; it is for the usage routes,
-// not the hot path.
+// reads a month of buckets per model; it is for the usage routes, not the
+// hot path.
 func (s *Store) UsageOf(ctx context.Context, subscriptionID int64, rules map[string]planlimit.Rule, now time.Time) (SubscriptionUsage, error) {
 	var out SubscriptionUsage
 	db := s.read(ctx)
@@ -40,7 +40,7 @@ func (s *Store) UsageOf(ctx context.Context, subscriptionID int64, rules map[str
 	}
 	var rows []v9PlanUsage
 	err := db.Where("subscription_id = ? AND bucket_start >= ? AND bucket_start <= ?",
-		subscriptionID, planlimit.PruneBefore(now), planlimit.BucketStart(now)).Find(&rows).Error
+		subscriptionID, planlimit.PruneBefore(now), now.Unix()).Find(&rows).Error
 	if err != nil {
 		return out, wrap("read plan usage", err)
 	}
@@ -49,7 +49,8 @@ func (s *Store) UsageOf(ctx context.Context, subscriptionID int64, rules map[str
 		buckets[model] = nil
 	}
 	for _, r := range rows {
-		buckets[r.Model] = append(buckets[r.Model], planlimit.Bucket{Start: r.BucketStart, Requests: r.Requests, Tokens: r.Tokens})
+		buckets[r.Model] = append(buckets[r.Model], planlimit.Bucket{Width: time.Duration(r.Span) * time.Second,
+			Start: r.BucketStart, Requests: r.Requests, Tokens: r.Tokens})
 	}
 	for model, bs := range buckets {
 		rule, listed := rules[model]
@@ -74,14 +75,15 @@ func (s *Store) UsageOf(ctx context.Context, subscriptionID int64, rules map[str
 }
 
 // PruneUsage deletes up to limit usage buckets that no window counts any
-// more at now, keeping one bucket more than the month window as a margin
-// for nodes whose clocks differ a little. It returns how many rows it
+// more at now, keeping one coarse bucket more than the month window as a
+// margin for nodes whose clocks differ a little. Pruning is not a counter
+// change: each node (or the one janitor) prunes by the clock alone. It returns how many rows it
 // deleted; a janitor calls it until that is below limit.
 func (s *Store) PruneUsage(ctx context.Context, now time.Time, limit int) (int64, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
-	cutoff := planlimit.PruneBefore(now) - int64(planlimit.BucketSize/time.Second)
+	cutoff := planlimit.PruneBefore(now) - int64(planlimit.CoarseBucket/time.Second)
 	var q string
 	switch s.dialect {
 	case MySQL:

@@ -87,7 +87,7 @@ func TestUsageSettleAndReleaseApplyOnce(t *testing.T) {
 		}
 		lim := limitOf(t, func() error { _, err := reserveUsage(s, 1, rule, 300, usageNow); return err }())
 		if lim.Name != planlimit.NameTokenPeriod || lim.Used != 800 || lim.Remaining != 200 ||
-			!lim.Reset.Equal(planlimit.ResetAt(planlimit.BucketStart(usageNow), 5*time.Hour)) {
+			!lim.Reset.Equal(rule.ResetAt(planlimit.Period, planlimit.BucketStart(usageNow, planlimit.FineBucket))) {
 			t.Fatalf("binding %+v", lim)
 		}
 		// The real count was lower: settling gives the rest back, so the
@@ -148,7 +148,7 @@ func TestUsageWindowsRollWithTheClock(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reset := planlimit.ResetAt(planlimit.BucketStart(first), time.Hour)
+		reset := rule.ResetAt(planlimit.Period, planlimit.BucketStart(first, planlimit.FineBucket))
 		for _, at := range []time.Time{second, first.Add(time.Hour), reset.Add(-time.Second)} {
 			lim := limitOf(t, func() error { _, err := reserveUsage(s, 3, rule, 10, at); return err }())
 			if lim.Name != planlimit.NameRequestPeriod || !lim.Reset.Equal(reset) {
@@ -160,7 +160,7 @@ func TestUsageWindowsRollWithTheClock(t *testing.T) {
 		}
 		// The week window still holds all 90 tokens.
 		lim := limitOf(t, func() error { _, err := reserveUsage(s, 3, rule, 11, reset.Add(2*time.Hour)); return err }())
-		weekReset := planlimit.ResetAt(planlimit.BucketStart(first), planlimit.WeekLength)
+		weekReset := rule.ResetAt(planlimit.Week, planlimit.BucketStart(first, planlimit.CoarseBucket))
 		if lim.Name != planlimit.NameTokenWeek || lim.Used != 90 || !lim.Reset.Equal(weekReset) {
 			t.Fatalf("binding %+v, want token_week with 90 used freeing at %v", lim, weekReset)
 		}
@@ -289,9 +289,9 @@ func TestUsagePruneAndStaleHolds(t *testing.T) {
 		if err != nil || n != 2 {
 			t.Fatalf("released %d stale holds, %v; want 2", n, err)
 		}
-		// 30 days + one bucket after the third bucket, the first three are
-		// gone, in batches of two.
-		now := usageNow.Add(2*time.Hour + planlimit.MonthLength + 2*planlimit.BucketSize)
+		// 30 days and 6 hours later the buckets before 12:00 (fine 10:00
+		// and 11:00, coarse 09:00) are gone, in batches of two.
+		now := usageNow.Add(planlimit.MonthLength + 6*time.Hour)
 		var pruned []int64
 		for {
 			k, err := s.PruneUsage(ctx, now, 2)
