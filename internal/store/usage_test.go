@@ -41,34 +41,36 @@ func limitOf(t *testing.T, err error) planlimit.Status {
 	return le.Limit
 }
 
-// Limits are atomic: 30 parallel reservations against request_period 10,
-// from two handles on one database (two nodes), on a subscription without
-// a counter row yet, serve exactly 10.
+// Limits are atomic: 30 parallel reservations against request_period 10
+// (or token_week 1000 with estimates of 100), from two handles on one
+// database (two nodes), on a subscription without a counter row yet,
+// serve exactly 10.
 func TestParallelUsageReservationsServeExactlyTheLimit(t *testing.T) {
 	eachEngine(t, func(t *testing.T, db database) {
 		nodes := []*store.Store{db.open(t, 0), db.open(t, 1)}
-		rule := planlimit.Rule{RequestPeriod: 10}
-		var ok, refused atomic.Int64
-		var wg sync.WaitGroup
-		for i := range 30 {
-			wg.Go(func() {
-				_, err := reserveUsage(nodes[i%2], 7, rule, 5, usageNow)
-				switch {
-				case err == nil:
-					ok.Add(1)
-				case errors.Is(err, store.ErrUsageLimit):
-					refused.Add(1)
-				default:
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		if ok.Load() != 10 || refused.Load() != 20 {
-			t.Fatalf("served %d, refused %d; want 10 and 20", ok.Load(), refused.Load())
-		}
-		if r, tok, life := usageOf(t, nodes[0], 7, usageNow); r != 10 || tok != 50 || life != 50 {
-			t.Fatalf("usage %d requests, %d tokens, %d lifetime; want 10, 50, 50", r, tok, life)
+		for sub, rule := range map[int64]planlimit.Rule{7: {RequestPeriod: 10}, 8: {TokenWeek: 1000}} {
+			var ok, refused atomic.Int64
+			var wg sync.WaitGroup
+			for i := range 30 {
+				wg.Go(func() {
+					_, err := reserveUsage(nodes[i%2], sub, rule, 100, usageNow)
+					switch {
+					case err == nil:
+						ok.Add(1)
+					case errors.Is(err, store.ErrUsageLimit):
+						refused.Add(1)
+					default:
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			if ok.Load() != 10 || refused.Load() != 20 {
+				t.Fatalf("%+v: served %d, refused %d; want 10 and 20", rule, ok.Load(), refused.Load())
+			}
+			if r, tok, life := usageOf(t, nodes[0], sub, usageNow); r != 10 || tok != 1000 || life != 1000 {
+				t.Fatalf("%+v: usage %d requests, %d tokens, %d lifetime; want 10, 1000, 1000", rule, r, tok, life)
+			}
 		}
 	})
 }
