@@ -305,8 +305,12 @@ func (tx *Tx) closeUsageHold(key string) (h v9PlanUsageHold, ok bool, err error)
 	if len(rows) == 0 {
 		return h, false, nil
 	}
-	if err := tx.db.Where("hold_key = ?", key).Delete(&v9PlanUsageHold{}).Error; err != nil {
-		return h, false, err
+	// The delete is the guard: of two settlements racing, only the one
+	// that deleted the row applies (the locking read makes the other wait
+	// and find nothing).
+	res := tx.db.Where("hold_key = ?", key).Delete(&v9PlanUsageHold{})
+	if res.Error != nil || res.RowsAffected != 1 {
+		return h, false, res.Error
 	}
 	return rows[0], true, nil
 }

@@ -314,3 +314,40 @@ func TestUsagePruneAndStaleHolds(t *testing.T) {
 		}
 	})
 }
+
+// Settlements and releases of one reservation racing on two nodes: exactly
+// one applies.
+func TestParallelSettlementsOfOneReservationApplyOnce(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db database) {
+		ctx := context.Background()
+		nodes := []*store.Store{db.open(t, 0), db.open(t, 1)}
+		r, err := reserveUsage(nodes[0], 5, planlimit.Rule{TokenPeriod: 10_000}, 1000, usageNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var applied atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				var ok bool
+				var err error
+				if i%4 == 0 {
+					ok, err = nodes[i%2].ReleaseUsage(ctx, r)
+				} else {
+					ok, err = nodes[i%2].SettleUsage(ctx, r, 400)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					applied.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		req, tok, life := usageOf(t, nodes[0], 5, usageNow)
+		if applied.Load() != 1 || !(req == 1 && tok == 400 && life == 400 || req == 0 && tok == 0 && life == 0) {
+			t.Fatalf("applied %d times; usage %d requests, %d tokens, %d lifetime", applied.Load(), req, tok, life)
+		}
+	})
+}
