@@ -145,7 +145,7 @@ func (tx *Tx) reserveUsage(op UsageOp, r UsageReservation) (planlimit.Decision, 
 	if !d.Fits {
 		return d, &UsageLimitError{Limit: d.Binding}
 	}
-	if err := tx.addUsage(op.SubscriptionID, op.Model, r.BucketStart, 1, op.Tokens); err != nil {
+	if err := tx.addUsage(usageDelta{op.SubscriptionID, op.Model, r.BucketStart, 1, op.Tokens}); err != nil {
 		return d, err
 	}
 	hold := v9PlanUsageHold{HoldKey: r.Key, SubscriptionID: op.SubscriptionID, Model: op.Model,
@@ -189,11 +189,21 @@ func (tx *Tx) windowUsage(op UsageOp) (planlimit.Usage, error) {
 	return u, nil
 }
 
+// usageDelta is a change of one subscription's use of one model: fine is
+// the start of the fine bucket it lands in.
+type usageDelta struct {
+	subscriptionID   int64
+	model            string
+	fine             int64
+	requests, tokens int64
+}
+
 // addUsage adds requests and tokens (either may be negative) to the fine
 // bucket starting at fine, to the coarse bucket holding it, and to the
 // subscription's totals, in that lock order (totals first, as
 // ReserveUsage locks them). Counters saturate at 0 and planlimit.MaxAmount.
-func (tx *Tx) addUsage(subscriptionID int64, model string, fine, requests, tokens int64) error {
+func (tx *Tx) addUsage(d usageDelta) error {
+	subscriptionID, model, fine, requests, tokens := d.subscriptionID, d.model, d.fine, d.requests, d.tokens
 	err := tx.db.Exec("UPDATE plan_usage_totals SET requests = "+clampedAdd("requests")+", tokens = "+clampedAdd("tokens")+
 		" WHERE subscription_id = ?", requests, requests, requests, tokens, tokens, tokens, subscriptionID).Error
 	if err != nil {
@@ -275,7 +285,7 @@ func (s *Store) SettleUsage(ctx context.Context, r UsageReservation, realTokens 
 			return err
 		}
 		applied = true
-		return tx.addUsage(h.SubscriptionID, h.Model, h.BucketStart, 0, realTokens-h.Tokens)
+		return tx.addUsage(usageDelta{h.SubscriptionID, h.Model, h.BucketStart, 0, realTokens - h.Tokens})
 	})
 	return applied, err
 }
@@ -290,7 +300,7 @@ func (s *Store) ReleaseUsage(ctx context.Context, r UsageReservation) (applied b
 			return err
 		}
 		applied = true
-		return tx.addUsage(h.SubscriptionID, h.Model, h.BucketStart, -1, -h.Tokens)
+		return tx.addUsage(usageDelta{h.SubscriptionID, h.Model, h.BucketStart, -1, -h.Tokens})
 	})
 	return applied, err
 }
