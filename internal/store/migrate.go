@@ -25,6 +25,7 @@ var migrations = []migration{
 	{"0006_billing_leases", binaryCollation(migration0006)},
 	{"0007_error_logs", binaryCollation(migration0007)},
 	{"0008_plans", binaryCollation(migration0008)},
+	{"0009_plan_usage", binaryCollation(migration0009)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

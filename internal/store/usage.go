@@ -1,0 +1,349 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/planlimit"
+)
+
+// Plan usage counters (docs/decisions/plan-limits.md).
+//
+// plan_usage holds, per subscription, model and bucket, the requests and
+// tokens used: each use is counted in a 10-minute and in a 3-hour bucket
+// (planlimit.FineBucket, planlimit.CoarseBucket; span is the width in
+// seconds), so the period window reads few fine buckets and the week and
+// month windows few coarse ones; plan_usage_totals
+// holds each subscription's lifetime totals. Both change only by
+// increments (a reservation adds, a settlement adds the difference, a
+// release subtracts), never by writing a whole row, so the cluster can
+// replicate them as deltas. plan_usage_holds records each open
+// reservation until it is settled or released: deleting it is what makes
+// a second settlement or release a no-op.
+
+// ErrUsageLimit is the error of a reservation a plan limit refuses; the
+// error is a *UsageLimitError carrying the binding limit.
+var ErrUsageLimit = errors.New("plan usage limit reached")
+
+// UsageLimitError is a refused reservation: Limit is the limit that binds,
+// with its use and when it frees up (zero for the lifetime allowance).
+type UsageLimitError struct {
+	Limit planlimit.Status
+}
+
+func (e *UsageLimitError) Error() string {
+	return fmt.Sprintf("plan usage limit %s reached: %d of %d used", e.Limit.Name, e.Limit.Used, e.Limit.Limit)
+}
+
+// Is makes errors.Is(err, ErrUsageLimit) true.
+func (e *UsageLimitError) Is(target error) bool { return target == ErrUsageLimit }
+
+// UsageOp asks to reserve one request and an estimate of Tokens of Model
+// on a subscription, under Rule, at Now.
+type UsageOp struct {
+	SubscriptionID int64
+	Model          string
+	Rule           planlimit.Rule
+	Tokens         int64
+	Now            time.Time
+}
+
+// UsageReservation is a granted reservation. Key identifies it for
+// SettleUsage and ReleaseUsage; Decision has the tightest limits counting
+// this call (the rate-limit headers).
+type UsageReservation struct {
+	Key            string
+	SubscriptionID int64
+	Model          string
+	BucketStart    int64
+	Tokens         int64
+	Decision       planlimit.Decision
+}
+
+// maxModelBytes is the size of the model columns (191: MySQL's utf8mb4
+// index limit, as in abilities and prices).
+const maxModelBytes = 191
+
+func validUsageOp(op UsageOp) error {
+	switch {
+	case op.SubscriptionID <= 0:
+		return fmt.Errorf("%w: subscription id %d", planlimit.ErrInvalid, op.SubscriptionID)
+	case op.Model == "" || len(op.Model) > maxModelBytes || !utf8.ValidString(op.Model) || strings.ContainsRune(op.Model, 0):
+		return fmt.Errorf("%w: model name must be 1..%d bytes of UTF-8 without NUL", planlimit.ErrInvalid, maxModelBytes)
+	case op.Now.IsZero():
+		return fmt.Errorf("%w: no time given", planlimit.ErrInvalid)
+	}
+	if err := op.Rule.Validate(); err != nil {
+		return err
+	}
+	return planlimit.ValidAmount(op.Tokens)
+}
+
+// errNoTotals: the subscription has no totals row to lock yet.
+var errNoTotals = errors.New("no plan usage totals row")
+
+// ReserveUsage checks every limit of op.Rule against the subscription's
+// usage of op.Model and, when one more call with op.Tokens fits, adds one
+// request and op.Tokens to the current bucket and to the lifetime totals.
+// It is atomic per subscription on every engine: the subscription's totals
+// row is locked (SELECT … FOR UPDATE) before the usage is read, so
+// parallel reservations are decided one after the other; SQLite runs one
+// write transaction at a time anyway. A refusal is a *UsageLimitError and
+// changes nothing.
+func (s *Store) ReserveUsage(ctx context.Context, op UsageOp) (UsageReservation, error) {
+	if err := validUsageOp(op); err != nil {
+		return UsageReservation{}, fmt.Errorf("reserve plan usage: %w", err)
+	}
+	r := UsageReservation{Key: newHoldKey(), SubscriptionID: op.SubscriptionID, Model: op.Model,
+		BucketStart: planlimit.BucketStart(op.Now, planlimit.FineBucket), Tokens: op.Tokens}
+	for attempt := 0; ; attempt++ {
+		err := s.write(ctx, "reserve plan usage", func(tx *Tx) error {
+			var err error
+			r.Decision, err = tx.reserveUsage(op, r)
+			return err
+		})
+		if errors.Is(err, errNoTotals) && attempt == 0 {
+			// The totals row is created in a transaction of its own, so the
+			// reservation never inserts where another one may insert too:
+			// on MySQL two such inserts under gap locks deadlock.
+			if err := s.write(ctx, "create plan usage totals", func(tx *Tx) error {
+				return tx.db.Exec(s.insertIgnore("plan_usage_totals", "subscription_id", "requests", "tokens"), op.SubscriptionID, 0, 0).Error
+			}); err != nil {
+				return UsageReservation{}, err
+			}
+			continue
+		}
+		if err != nil {
+			return UsageReservation{}, err
+		}
+		return r, nil
+	}
+}
+
+func (tx *Tx) reserveUsage(op UsageOp, r UsageReservation) (planlimit.Decision, error) {
+	var totals []struct{ Tokens int64 }
+	err := tx.forUpdate().Table("plan_usage_totals").Select("tokens").Where("subscription_id = ?", op.SubscriptionID).Find(&totals).Error
+	if err != nil {
+		return planlimit.Decision{}, err
+	}
+	if len(totals) == 0 {
+		return planlimit.Decision{}, errNoTotals
+	}
+	usage, err := tx.windowUsage(op)
+	if err != nil {
+		return planlimit.Decision{}, err
+	}
+	usage.LifetimeTokens = totals[0].Tokens
+	d := planlimit.Check(op.Rule, usage, op.Tokens, op.Now)
+	if !d.Fits {
+		return d, &UsageLimitError{Limit: d.Binding}
+	}
+	if err := tx.addUsage(usageDelta{op.SubscriptionID, op.Model, r.BucketStart, 1, op.Tokens}); err != nil {
+		return d, err
+	}
+	hold := v9PlanUsageHold{HoldKey: r.Key, SubscriptionID: op.SubscriptionID, Model: op.Model,
+		BucketStart: r.BucketStart, Tokens: op.Tokens, CreatedAt: op.Now.Unix()}
+	return d, tx.db.Create(&hold).Error
+}
+
+// windowUsage sums the subscription's buckets of op.Model into the three
+// windows: one indexed range read per bucket width.
+func (tx *Tx) windowUsage(op UsageOp) (planlimit.Usage, error) {
+	var u planlimit.Usage
+	for _, width := range []time.Duration{planlimit.FineBucket, planlimit.CoarseBucket} {
+		var cols []string
+		var args, dest []any
+		from := int64(math.MaxInt64)
+		for _, w := range planlimit.Windows {
+			if op.Rule.Bucket(w) != width {
+				continue
+			}
+			start := op.Rule.WindowStart(w, op.Now)
+			from = min(from, start)
+			cols = append(cols,
+				"COALESCE(SUM(CASE WHEN bucket_start >= ? THEN requests ELSE 0 END), 0)",
+				"COALESCE(SUM(CASE WHEN bucket_start >= ? THEN tokens ELSE 0 END), 0)",
+				"COALESCE(MIN(CASE WHEN bucket_start >= ? AND requests > 0 THEN bucket_start END), 0)",
+				"COALESCE(MIN(CASE WHEN bucket_start >= ? AND tokens > 0 THEN bucket_start END), 0)")
+			args = append(args, start, start, start, start)
+			c := &u.Windows[w]
+			dest = append(dest, &c.Requests, &c.Tokens, &c.OldestRequest, &c.OldestToken)
+		}
+		if len(cols) == 0 {
+			continue
+		}
+		q := "SELECT " + strings.Join(cols, ", ") + " FROM plan_usage" +
+			" WHERE subscription_id = ? AND model = ? AND span = ? AND bucket_start >= ? AND bucket_start <= ?"
+		args = append(args, op.SubscriptionID, op.Model, int64(width/time.Second), from, planlimit.BucketStart(op.Now, width))
+		if err := tx.db.Raw(q, args...).Row().Scan(dest...); err != nil {
+			return planlimit.Usage{}, err
+		}
+	}
+	return u, nil
+}
+
+// usageDelta is a change of one subscription's use of one model: fine is
+// the start of the fine bucket it lands in.
+type usageDelta struct {
+	subscriptionID   int64
+	model            string
+	fine             int64
+	requests, tokens int64
+}
+
+// addUsage adds requests and tokens (either may be negative) to the fine
+// bucket starting at fine, to the coarse bucket holding it, and to the
+// subscription's totals, in that lock order (totals first, as
+// ReserveUsage locks them). Counters saturate at 0 and planlimit.MaxAmount.
+func (tx *Tx) addUsage(d usageDelta) error {
+	subscriptionID, model, fine, requests, tokens := d.subscriptionID, d.model, d.fine, d.requests, d.tokens
+	err := tx.db.Exec("UPDATE plan_usage_totals SET requests = "+clampedAdd("requests")+", tokens = "+clampedAdd("tokens")+
+		" WHERE subscription_id = ?", requests, requests, requests, tokens, tokens, tokens, subscriptionID).Error
+	if err != nil {
+		return err
+	}
+	if err := tx.counted("plan_usage_totals", subscriptionID); err != nil {
+		return err
+	}
+	fineSpan, coarseSpan := int64(planlimit.FineBucket/time.Second), int64(planlimit.CoarseBucket/time.Second)
+	coarse := planlimit.BucketStart(time.Unix(fine, 0), planlimit.CoarseBucket)
+	if requests > 0 {
+		// Only a reservation adds requests: its buckets may not exist yet.
+		q := "INSERT INTO plan_usage (subscription_id, model, span, bucket_start, requests, tokens) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?) " +
+			tx.s.onConflictUpdate("subscription_id, model, span, bucket_start") +
+			" requests = " + clampedAdd("plan_usage.requests") + ", tokens = " + clampedAdd("plan_usage.tokens")
+		err = tx.db.Exec(q, subscriptionID, model, fineSpan, fine, requests, tokens,
+			subscriptionID, model, coarseSpan, coarse, requests, tokens,
+			requests, requests, requests, tokens, tokens, tokens).Error
+	} else {
+		// A settlement or release: the reservation made the buckets (a
+		// bucket pruned since counts in no window any more).
+		err = tx.db.Exec("UPDATE plan_usage SET requests = "+clampedAdd("requests")+", tokens = "+clampedAdd("tokens")+
+			" WHERE subscription_id = ? AND model = ? AND ((span = ? AND bucket_start = ?) OR (span = ? AND bucket_start = ?))",
+			requests, requests, requests, tokens, tokens, tokens, subscriptionID, model, fineSpan, fine, coarseSpan, coarse).Error
+	}
+	if err != nil {
+		return err
+	}
+	return tx.counted("plan_usage", subscriptionID)
+}
+
+// clampedAdd is the SQL of col + ? kept within 0..planlimit.MaxAmount; it
+// takes the added amount three times. Neither comparison can overflow: the
+// column and the amount are both within ±MaxAmount.
+func clampedAdd(col string) string {
+	return fmt.Sprintf("CASE WHEN %[1]s + ? < 0 THEN 0 WHEN %[1]s > %[2]d - ? THEN %[2]d ELSE %[1]s + ? END", col, planlimit.MaxAmount)
+}
+
+// onConflictUpdate starts the update clause of an upsert on the unique
+// columns cols.
+func (s *Store) onConflictUpdate(cols string) string {
+	if s.dialect == MySQL {
+		return "ON DUPLICATE KEY UPDATE"
+	}
+	return "ON CONFLICT (" + cols + ") DO UPDATE SET"
+}
+
+// insertIgnore is an INSERT of one row that does nothing when the first
+// column's key exists.
+func (s *Store) insertIgnore(table string, cols ...string) string {
+	q := "INSERT INTO " + table + " (" + strings.Join(cols, ", ") + ") VALUES (?" + strings.Repeat(", ?", len(cols)-1) + ")"
+	if s.dialect == MySQL {
+		return q + " ON DUPLICATE KEY UPDATE " + cols[0] + " = " + cols[0]
+	}
+	return q + " ON CONFLICT (" + cols[0] + ") DO NOTHING"
+}
+
+func newHoldKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// SettleUsage replaces a reservation's token estimate by the real count
+// (tokens = prompt + completion): the difference is added, so usage may
+// grow beyond a limit by what the estimate missed. It applies once per
+// reservation: the reservation's hold row is deleted in the same
+// transaction, so a second settlement or release, or one after the
+// janitor released the hold, changes nothing (applied reports whether it
+// did).
+func (s *Store) SettleUsage(ctx context.Context, r UsageReservation, realTokens int64) (applied bool, err error) {
+	if err := planlimit.ValidAmount(realTokens); err != nil {
+		return false, fmt.Errorf("settle plan usage: %w", err)
+	}
+	err = s.write(ctx, "settle plan usage", func(tx *Tx) error {
+		applied = false
+		h, ok, err := tx.closeUsageHold(r.Key)
+		if err != nil || !ok {
+			return err
+		}
+		applied = true
+		return tx.addUsage(usageDelta{h.SubscriptionID, h.Model, h.BucketStart, 0, realTokens - h.Tokens})
+	})
+	return applied, err
+}
+
+// ReleaseUsage gives a reservation back whole (the call failed upstream):
+// its request and its token estimate. Like SettleUsage it applies once.
+func (s *Store) ReleaseUsage(ctx context.Context, r UsageReservation) (applied bool, err error) {
+	err = s.write(ctx, "release plan usage", func(tx *Tx) error {
+		applied = false
+		h, ok, err := tx.closeUsageHold(r.Key)
+		if err != nil || !ok {
+			return err
+		}
+		applied = true
+		return tx.addUsage(usageDelta{h.SubscriptionID, h.Model, h.BucketStart, -1, -h.Tokens})
+	})
+	return applied, err
+}
+
+// closeUsageHold deletes an open hold and returns it; ok is false when it
+// is not open (settled, released, or never made).
+func (tx *Tx) closeUsageHold(key string) (h v9PlanUsageHold, ok bool, err error) {
+	var rows []v9PlanUsageHold
+	if err := tx.forUpdate().Where("hold_key = ?", key).Limit(1).Find(&rows).Error; err != nil {
+		return h, false, err
+	}
+	if len(rows) == 0 {
+		return h, false, nil
+	}
+	// The delete is the guard: of two settlements racing, only the one
+	// that deleted the row applies (the locking read makes the other wait
+	// and find nothing).
+	res := tx.db.Where("hold_key = ?", key).Delete(&v9PlanUsageHold{})
+	if res.Error != nil || res.RowsAffected != 1 {
+		return h, false, res.Error
+	}
+	return rows[0], true, nil
+}
+
+// ReleaseStaleUsageHolds releases up to limit holds created before cutoff:
+// reservations whose process died before settling. Until then their
+// estimate counts, which errs on the operator's side. It returns how many
+// it released.
+func (s *Store) ReleaseStaleUsageHolds(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	var keys []string
+	if err := s.read(ctx).Model(&v9PlanUsageHold{}).Where("created_at < ?", cutoff.Unix()).
+		Order("created_at").Limit(limit).Pluck("hold_key", &keys).Error; err != nil {
+		return 0, wrap("list stale plan usage holds", err)
+	}
+	n := 0
+	for _, k := range keys {
+		applied, err := s.ReleaseUsage(ctx, UsageReservation{Key: k})
+		if err != nil {
+			return n, err
+		}
+		if applied {
+			n++
+		}
+	}
+	return n, nil
+}
