@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // diagRows is how many subscriptions the diagnostics scan (spec: Limits).
@@ -24,6 +25,16 @@ type userPlanRow struct {
 	Notes       string `json:"notes"`
 	CreatedTime int64  `json:"created_time"`
 	UpdatedTime int64  `json:"updated_time"`
+}
+
+// rawUserPlan is row as stored: the spec's subscription fields and the
+// notes, the status not corrected for the time.
+func rawUserPlan(row store.UserPlan) userPlanRow {
+	return userPlanRow{
+		ID: row.ID, UserID: row.UserID, PlanID: row.PlanID, OrderID: row.OrderID,
+		StartTime: row.StartTime, EndTime: row.EndTime, Status: row.Status, BillingType: row.BillingType,
+		Notes: row.Notes, CreatedTime: row.CreatedTime, UpdatedTime: row.UpdatedTime,
+	}
 }
 
 type userBriefView struct {
@@ -77,11 +88,7 @@ func (s *Server) diagSubscriptions(w http.ResponseWriter, r *http.Request) error
 		if row.PlanID <= 0 {
 			out.MissingPlanID++
 		}
-		d := diagSubscriptionRow{UserPlan: userPlanRow{
-			ID: row.ID, UserID: row.UserID, PlanID: row.PlanID, OrderID: row.OrderID,
-			StartTime: row.StartTime, EndTime: row.EndTime, Status: row.Status, BillingType: row.BillingType,
-			Notes: row.Notes, CreatedTime: row.CreatedTime, UpdatedTime: row.UpdatedTime,
-		}}
+		d := diagSubscriptionRow{UserPlan: rawUserPlan(row)}
 		if o, ok := orders[row.OrderID]; ok && row.OrderID > 0 {
 			d.OrderNo, d.OrderPlanID, d.OrderType = o.OrderNo, o.PlanID, o.Type
 		}

@@ -104,7 +104,7 @@ func TestPlanValidationSavesNothing(t *testing.T) {
 		{planBody("N", "model_limits", `{"gpt-4o":{"token_week":-1}}`), `model_limits 中模型 "gpt-4o" 的 token_week 不能为负数`},
 		{planBody("P", "model_limits", `{"gpt-4o":{"period_h":0}}`), `model_limits 中模型 "gpt-4o" 的 period_h 必须在 1 到 720 之间`},
 		{planBody("F", "model_limits", `{"gpt-4o":{"request_week":1.5}}`), `model_limits 中模型 "gpt-4o" 的 request_week 必须是整数`},
-		{planBody("B", "model_limits", `{"gpt-4o":{"request_week":99999999999999999999}}`), `model_limits 中模型 "gpt-4o" 的 request_week 不能超过 1000000000000000000`},
+		{planBody("B", "model_limits", `{"gpt-4o":{"request_week":99999999999999999999}}`), `model_limits 中模型 "gpt-4o" 的 request_week 不能超过 1000000000000000`},
 		{planBody("E", "model_limits", `{"":{}}`), plan.MsgLimitsModelInvalid},
 		{planBody("D", "model_limits", `{"a":{},"a":{}}`), `model_limits 中的模型 "a" 重复`},
 		{planBody("O", "model_limits", `{"a":7}`), `model_limits 中模型 "a" 的规则必须是 JSON 对象`},

@@ -21,19 +21,9 @@ const (
 // with the status as read now (an active one past its end is expired),
 // the notes, and the user's and plan's names ("" when they are gone).
 type subscriptionView struct {
-	ID          int64  `json:"id"`
-	UserID      int64  `json:"user_id"`
-	Username    string `json:"username"`
-	PlanID      int64  `json:"plan_id"`
-	PlanName    string `json:"plan_name"`
-	OrderID     int64  `json:"order_id"`
-	StartTime   int64  `json:"start_time"`
-	EndTime     int64  `json:"end_time"`
-	Status      int    `json:"status"`
-	BillingType string `json:"billing_type"`
-	Notes       string `json:"notes"`
-	CreatedTime int64  `json:"created_time"`
-	UpdatedTime int64  `json:"updated_time"`
+	userPlanRow
+	Username string `json:"username"`
+	PlanName string `json:"plan_name"`
 }
 
 // subscriptionViews views rows with their names, loaded in two queries.
@@ -53,12 +43,9 @@ func (s *Server) subscriptionViews(ctx context.Context, rows []store.UserPlan) (
 	now := time.Now().Unix()
 	views := make([]subscriptionView, len(rows))
 	for i, row := range rows {
-		views[i] = subscriptionView{
-			ID: row.ID, UserID: row.UserID, Username: users[row.UserID].Username,
-			PlanID: row.PlanID, PlanName: plans[row.PlanID], OrderID: row.OrderID,
-			StartTime: row.StartTime, EndTime: row.EndTime, Status: plan.Status(row.Status, row.EndTime, now),
-			BillingType: row.BillingType, Notes: row.Notes, CreatedTime: row.CreatedTime, UpdatedTime: row.UpdatedTime,
-		}
+		v := subscriptionView{userPlanRow: rawUserPlan(row), Username: users[row.UserID].Username, PlanName: plans[row.PlanID]}
+		v.Status = plan.Status(row.Status, row.EndTime, now)
+		views[i] = v
 	}
 	return views, nil
 }

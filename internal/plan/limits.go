@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/planlimit"
 	"github.com/modelgate/modelgate/internal/textfield"
 )
 
@@ -35,7 +35,7 @@ const (
 	DefaultPeriodH = 5
 	// MaxPeriodH is 30 days: the month window is 30 days, so a longer
 	// period could never bind before it.
-	MaxPeriodH = 720
+	MaxPeriodH = planlimit.MaxPeriodHours
 	// MaxLimitsBytes bounds the stored model_limits text, which must fit a
 	// MySQL TEXT column.
 	MaxLimitsBytes = textfield.TextColumnBytes
@@ -56,7 +56,7 @@ const (
 	MsgLimitsFieldRepeat  = "model_limits 中模型 %q 的字段 %q 重复"
 	MsgLimitsNotInteger   = "model_limits 中模型 %q 的 %s 必须是整数"
 	MsgLimitsNegative     = "model_limits 中模型 %q 的 %s 不能为负数"
-	MsgLimitsTooLarge     = "model_limits 中模型 %q 的 %s 不能超过 1000000000000000000"
+	MsgLimitsTooLarge     = "model_limits 中模型 %q 的 %s 不能超过 1000000000000000"
 	MsgLimitsPeriodH      = "model_limits 中模型 %q 的 period_h 必须在 1 到 720 之间"
 	MsgLimitsTooLong      = "model_limits 不能超过 65535 字节"
 )
@@ -160,7 +160,7 @@ func parseRule(dec *json.Decoder, model string) (Rule, error) {
 			return Rule{}, fail(MsgLimitsNegative, model, field)
 		case field == "period_h" && (n < 1 || n > MaxPeriodH):
 			return Rule{}, fail(MsgLimitsPeriodH, model)
-		case n > pricing.MaxCounter:
+		case n > planlimit.MaxAmount:
 			return Rule{}, fail(MsgLimitsTooLarge, model, field)
 		}
 		values[field] = n
@@ -181,15 +181,15 @@ func parseRule(dec *json.Decoder, model string) (Rule, error) {
 
 // parseCount reads a JSON number as an integer: "1e3" and "5.0" are
 // integers written another way, "1.5" is not. A value beyond int64 comes
-// back as just above MaxCounter (or -1), so the caller's bounds name it.
+// back as just above planlimit.MaxAmount (or -1), so the caller's bounds name it.
 func parseCount(num json.Number) (int64, bool) {
 	if n, err := strconv.ParseInt(num.String(), 10, 64); err == nil {
 		return n, true
 	}
 	f, _ := strconv.ParseFloat(num.String(), 64) // a range error gives ±Inf
 	switch {
-	case math.IsInf(f, 1) || f > float64(pricing.MaxCounter):
-		return pricing.MaxCounter + 1, true
+	case math.IsInf(f, 1) || f > float64(planlimit.MaxAmount):
+		return planlimit.MaxAmount + 1, true
 	case math.IsInf(f, -1) || f < 0 && f == math.Trunc(f):
 		return -1, true
 	case f != math.Trunc(f):
@@ -219,4 +219,17 @@ func (l Limits) Models() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// Counted is r as the usage counters enforce it (internal/planlimit), with
+// the plan's lifetime token allowance (its tokens field; 0 = none). The
+// catalogue's bounds are the counters' (planlimit.MaxAmount, MaxPeriodH),
+// so a rule the catalogue accepts is one the counters can keep.
+func (r Rule) Counted(lifetimeTokens int64) planlimit.Rule {
+	return planlimit.Rule{
+		PeriodHours:   int64(r.PeriodH),
+		RequestPeriod: r.RequestPeriod, RequestWeek: r.RequestWeek, RequestMonth: r.RequestMonth,
+		TokenPeriod: r.TokenPeriod, TokenWeek: r.TokenWeek, TokenMonth: r.TokenMonth,
+		LifetimeTokens: lifetimeTokens,
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelgate/modelgate/internal/planlimit"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/textfield"
 )
@@ -34,7 +35,7 @@ const (
 const (
 	MsgNameLength      = "套餐名称长度必须在 1 到 64 个字符之间"
 	MsgPriceInvalid    = "套餐价格必须是 0 到 1000000 之间的有限数"
-	MsgTokensRange     = "套餐 tokens 必须在 0 到 1000000000000000000 之间"
+	MsgTokensRange     = "套餐 tokens 必须在 0 到 1000000000000000 之间"
 	MsgDurationRange   = "套餐有效天数必须在 1 到 3650 之间"
 	MsgStatusInvalid   = "套餐状态只能是 1(上架)或 0(下架)"
 	MsgDefaultModel    = "默认模型 %q 必须是 model_limits 中配置的模型"
@@ -126,7 +127,7 @@ func priceProblem(v float64) string {
 }
 
 func tokensProblem(n int64) string {
-	if n < 0 || n > pricing.MaxCounter {
+	if n < 0 || n > planlimit.MaxAmount {
 		return MsgTokensRange
 	}
 	return ""

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/modelgate/modelgate/internal/planlimit"
 )
 
 func TestParseLimits(t *testing.T) {
@@ -18,7 +20,8 @@ func TestParseLimits(t *testing.T) {
 		{` {"b":{"request_period":10},"a":{}} `, `{"a":{"period_h":5},"b":{"period_h":5,"request_period":10}}`, ""},
 		{`{" gpt ":{"period_h":3,"token_month":1e3,"request_week":5.0}}`, `{"gpt":{"period_h":3,"request_week":5,"token_month":1000}}`, ""},
 		{`{"m":{"request_period":0}}`, `{"m":{"period_h":5}}`, ""},
-		{`{"m":{"token_week":1000000000000000000}}`, `{"m":{"period_h":5,"token_week":1000000000000000000}}`, ""},
+		{`{"m":{"token_week":1000000000000000}}`, `{"m":{"period_h":5,"token_week":1000000000000000}}`, ""},
+		{`{"m":{"token_week":1000000000000001}}`, "", MsgLimitsTooLarge},
 		{`not json`, "", MsgLimitsNotObject},
 		{`[]`, "", MsgLimitsNotObject},
 		{`null`, "", MsgLimitsNotObject},
@@ -189,5 +192,29 @@ func TestStatus(t *testing.T) {
 	}
 	if _, msg := SubscriptionDays(3651, 30); msg == "" {
 		t.Error("days too many")
+	}
+}
+
+// Every rule the catalogue accepts, at its bounds, is one the usage
+// counters accept: a plan must never be sold with a limit they refuse.
+func TestCountedRulesAreValidForTheCounters(t *testing.T) {
+	for _, text := range []string{
+		`{"m":{}}`,
+		`{"m":{"period_h":1,"request_period":1}}`,
+		`{"m":{"period_h":720,"request_period":1000000000000000,"request_week":1000000000000000,"request_month":1000000000000000,"token_period":1000000000000000,"token_week":1000000000000000,"token_month":1000000000000000}}`,
+	} {
+		limits, err := ParseLimits(text)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		for model, r := range limits {
+			c := r.Counted(planlimit.MaxAmount)
+			if err := c.Validate(); err != nil {
+				t.Errorf("%s: model %s: the counters refuse %+v: %v", text, model, c, err)
+			}
+			if c.PeriodHours != int64(r.PeriodH) || c.TokenMonth != r.TokenMonth || c.LifetimeTokens != planlimit.MaxAmount {
+				t.Errorf("%s: Counted = %+v from %+v", text, c, r)
+			}
+		}
 	}
 }
