@@ -83,7 +83,10 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /api/plan/{$}", levelRoot, s.updatePlan)
 	s.handle(mux, "DELETE /api/plan/{id}", levelRoot, s.deletePlan)
 
-	// Subscriptions (the caller's own, with usage, come with plan billing)
+	// Subscriptions. The literal self wins over {id}: ServeMux prefers the
+	// more specific pattern.
+	s.handle(mux, "GET /api/subscription/self", levelUser, s.selfSubscriptions)
+	s.handle(mux, "GET /api/subscription/{id}/usage", levelUser, s.subscriptionUsageOf)
 	s.handle(mux, "GET /api/subscription/{$}", levelAdmin, s.listSubscriptions)
 	s.handle(mux, "GET /api/subscription/search", levelAdmin, s.searchSubscriptions)
 	s.handle(mux, "GET /api/subscription/{id}", levelAdmin, s.getSubscription)

@@ -148,6 +148,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		_, err := a.ExpireSubscriptions(ctx, time.Now())
 		return err
 	})
+	go a.repeat(bg, planUsageSweepEvery, "sweep plan usage", func(ctx context.Context) error {
+		_, _, err := a.SweepPlanUsage(ctx, time.Now())
+		return err
+	})
 	go a.repeat(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
 		_, err := a.Store.PruneSettlementKeys(ctx, time.Now().Add(-store.SettlementKeyRetention).Unix())
 		return err

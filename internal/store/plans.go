@@ -114,3 +114,18 @@ func (s *Store) PlanNames(ctx context.Context, ids []int64) (map[int64]string, e
 	}
 	return names, wrap("get plan names", err)
 }
+
+// PlansByID returns the plans with ids (missing ones are absent), in one
+// query.
+func (s *Store) PlansByID(ctx context.Context, ids []int64) (map[int64]Plan, error) {
+	plans := make(map[int64]Plan, len(ids))
+	if len(ids) == 0 {
+		return plans, nil
+	}
+	var rows []Plan
+	err := s.read(ctx).Where("id IN ?", ids).Find(&rows).Error
+	for _, r := range rows {
+		plans[r.ID] = r
+	}
+	return plans, wrap("get plans", err)
+}

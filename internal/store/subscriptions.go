@@ -55,6 +55,19 @@ func (s *Store) UserPlanByID(ctx context.Context, id int64) (UserPlan, error) {
 	return up, wrap("get subscription", err)
 }
 
+// MaxActiveUserPlans bounds ActiveUserPlans: far more subscriptions than a
+// user holds at once.
+const MaxActiveUserPlans = 100
+
+// ActiveUserPlans returns user's subscriptions active at now (status 1,
+// end after now), earliest end first, at most MaxActiveUserPlans.
+func (s *Store) ActiveUserPlans(ctx context.Context, userID, now int64) ([]UserPlan, error) {
+	var rows []UserPlan
+	err := s.read(ctx).Where("user_id = ? AND status = ? AND end_time > ?", userID, plan.SubActive, now).
+		Order("end_time, id").Limit(MaxActiveUserPlans).Find(&rows).Error
+	return rows, wrap("list active subscriptions", err)
+}
+
 // UserPlanFilter narrows a subscription list; zero fields do not filter.
 type UserPlanFilter struct {
 	UserID int64
