@@ -253,7 +253,7 @@ func TestSweepPlanUsage(t *testing.T) {
 	rule := ruleOf(t, p, "gpt-4o")
 	now := time.Now()
 	use(t, e, s.ID, "gpt-4o", rule, now.Add(-31*24*time.Hour), 5, 5, true) // settled, in buckets no window counts
-	use(t, e, s.ID, "gpt-4o", rule, now.Add(-3*time.Hour), 10, 0, false)  // open: its process died
+	use(t, e, s.ID, "gpt-4o", rule, now.Add(-3*time.Hour), 10, 0, false)   // open: its process died
 	fresh := use(t, e, s.ID, "gpt-4o", rule, now, 20, 0, false)            // open: a call in flight
 
 	weekUsed := func() (requests, lifetimeTokens int64) {
