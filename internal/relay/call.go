@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
 	"runtime/debug"
 	"slices"
@@ -33,15 +32,10 @@ type call struct {
 	bodyRead bool // the whole body was read
 	meta     requestMeta
 	snap     *snapshot
-	price    store.ModelPrice
-	disc     float64
-	hold     billing.Hold
-	// strict: the settled cost never exceeds the hold (option
-	// BillingOverrunAllowed off); completionLimit, when > 0, is the
-	// completion size the hold buys, sent upstream as the call's limit.
-	strict          bool
-	completionLimit int64
-	uncollected     int64 // strict: the cost above the hold, not charged
+	// bill describes the call to its payer; charge is the payer's answer
+	// (its CompletionLimit, when > 0, is sent upstream as the call's limit).
+	bill   billing.Call
+	charge billing.Charge
 
 	up *upstreamCall // the current attempt's upstream request
 	// failed is the last failed attempt, already in the error log;
@@ -88,7 +82,7 @@ func (c *call) recover() {
 	}
 	c.rl.Log.Error("relay call panicked", "panic", p, "request_id", c.requestID, "stack", string(debug.Stack()))
 	c.endUpstream()
-	if c.hold.Amount > 0 && !c.settled {
+	if c.charge.Reserved() && !c.settled {
 		c.channel = nil // bill nothing: the call did not complete
 		c.settle()
 	}
@@ -156,7 +150,6 @@ func (c *call) run() error {
 	if c.ep.free {
 		return c.countTokens()
 	}
-	c.price, c.disc = c.snap.prices[c.meta.model], pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model)
 	if err := c.reserve(); err != nil {
 		return err
 	}
@@ -166,36 +159,27 @@ func (c *call) run() error {
 	return err
 }
 
-// reserve holds the call's estimated cost (docs/architecture.md, Money): the prompt's upper
-// bound (promptTokenBound) plus the requested completion size, but never
-// less than the DefaultCompletionSize option, priced like the real call.
-// The floor matters because a small max_tokens bounds only the answer: a
-// tiny body can carry a costly prompt (an image URL, a cached context), and
-// 50 parallel calls each holding a tiny estimate would drain a small
-// balance at once. The ledger caps the hold by what is available, so a low
-// balance stays usable (its calls are served one at a time) and a large one
-// is never blocked.
-//
-// Strict billing (the default) also refuses a call whose bounded cost the
-// balance or key cannot cover (leastHold), and caps an open completion at
-// what the hold buys (completionLimit), so a settled cost never exceeds its
-// hold. BillingOverrunAllowed restores the old rule: the worst overrun is
-// one call (docs/decisions/relay-billing.md).
+// reserve describes the call to billing and asks its payer to reserve for
+// it (docs/architecture.md, Money: who pays). The balance payer holds the
+// estimated cost, never less than the DefaultCompletionSize option's
+// completion, priced like the real call; strict billing (the default) also
+// refuses a call whose bounded cost the balance or key cannot cover, and
+// caps an open completion at what the hold buys, so a settled cost never
+// exceeds its hold. BillingOverrunAllowed restores the old rule: the worst
+// overrun is one call (docs/decisions/relay-billing.md).
 func (c *call) reserve() error {
 	opts := c.rl.Options.Current()
-	c.strict = !opts.BillingOverrunAllowed
-	prompt := promptTokenBound(c.body)
-	completion := timesChoices(max(c.meta.maxTokens, opts.DefaultMaxTokens), c.meta.choices)
-	if c.ep.usage == usageEmbeddings {
-		completion = 0
+	price := c.snap.prices[c.meta.model]
+	c.bill = billing.Call{
+		UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota,
+		Price: price.Price(), Discount: pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model),
+		PromptBound: promptTokenBound(c.body), MaxTokens: c.meta.maxTokens, Choices: c.meta.choices,
+		Kind: billingKind(c.ep.usage), Multipart: c.ep.multipart,
+		DefaultMaxTokens: opts.DefaultMaxTokens, Strict: !opts.BillingOverrunAllowed,
+		Username: c.key.user.Username, Group: c.key.user.Group, TokenName: c.key.token.Name, Model: c.meta.model,
+		RequestID: c.requestID, SessionKey: sessionKey(c.r), Stream: c.meta.stream, Start: c.start,
 	}
-	est := pricing.Quota(c.price.Price(), pricing.Usage{PromptTokens: prompt, CompletionTokens: completion}, c.disc)
-	op := store.ReserveOp{UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota, Amount: max(est, 1)}
-	if c.strict {
-		op.Min = c.leastHold(prompt)
-		op.Amount = max(op.Amount, op.Min)
-	}
-	hold, err := c.rl.Ledger.Reserve(c.r.Context(), op)
+	charge, err := c.rl.payer().Reserve(c.r.Context(), &c.bill)
 	switch {
 	case errors.Is(err, store.ErrUserQuota):
 		return quotaExceeded(MsgUserQuota)
@@ -209,14 +193,22 @@ func (c *call) reserve() error {
 	case err != nil:
 		return err
 	}
-	c.hold = hold
-	if c.strict && c.capsCompletion() {
-		if c.completionLimit = c.completionLimitOf(prompt, hold.Amount); c.completionLimit < 0 {
-			c.settle() // rounding left the hold short of one token: give it back
-			return quotaExceeded(MsgUserQuota)
-		}
-	}
+	c.charge = charge
 	return nil
+}
+
+// billingKind is how the cost of an endpoint reporting usage as k depends
+// on its completion.
+func billingKind(k usageKind) billing.Kind {
+	switch k {
+	case usageChat:
+		return billing.KindChat
+	case usageResponses:
+		return billing.KindResponses
+	case usageEmbeddings:
+		return billing.KindEmbeddings
+	}
+	return billing.KindOther
 }
 
 // forward tries channels until one answers: the pinned one only, or up to
@@ -329,58 +321,14 @@ func (c *call) serves(u *upstream) bool {
 	return c.ep.chat || dialectOf(u.Type) == dialectOpenAI
 }
 
-// settle bills the exact usage, or releases the hold when the call failed
+// settle gives the call's outcome to the payer that reserved for it: the
+// exact usage is billed, or the reservation released when the call failed
 // before any usage. It never depends on the client's connection.
 func (c *call) settle() {
 	c.settled = true
-	op := store.SettleOp{UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota,
-		Held: c.hold.Amount, ReservationID: c.hold.ReservationID, Key: settleKey()}
+	o := billing.Outcome{Usage: c.usage, Estimated: c.estimated}
 	if c.channel != nil {
-		cost := pricing.Quota(c.price.Price(), c.usage, c.disc)
-		if c.strict && cost > c.hold.Amount {
-			// The prompt cost more than its bound (media behind a URL) or
-			// the upstream ignored the limit: charge what was held, never
-			// more, and say what was not collected.
-			c.uncollected = cost - c.hold.Amount
-			cost = c.hold.Amount
-			c.rl.Log.Warn("call cost more than its hold; charged the hold", "request_id", c.requestID,
-				"user_id", c.key.user.ID, "held", c.hold.Amount, "uncollected", c.uncollected)
-		}
-		if cost > 0 {
-			op.ChannelID, op.Cost = c.channel.ID, cost
-			op.Log = c.consumeLog(cost)
-		}
+		o.ChannelID = c.channel.ID
 	}
-	c.rl.Ledger.Settle(op)
-}
-
-// settleKey names one call's settlement for the store, which applies a
-// settlement once per key. It is random, never the client's X-Request-Id: a
-// client could reuse that and have its calls go unbilled.
-func settleKey() string {
-	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
-}
-
-func (c *call) consumeLog(cost int64) *store.Log {
-	content := fmt.Sprintf("输入 %g 元/百万 tokens, 输出 %g 元/百万 tokens, 缓存 %g 元/百万 tokens, 分组倍率 %g",
-		c.price.InputPrice, c.price.OutputPrice, c.price.CachedPrice, c.disc)
-	if c.price.BillingType == pricing.BillingPerRequest {
-		content = fmt.Sprintf("按次 %g 元, 分组倍率 %g", c.price.PerRequestPrice, c.disc)
-	}
-	if c.estimated {
-		content += " (上游未返回用量, tokens 为本地估算)"
-	}
-	if c.uncollected > 0 {
-		content += fmt.Sprintf(" (超出预扣 %d 额度未收取)", c.uncollected)
-	}
-	return &store.Log{
-		UserID: c.key.user.ID, Username: c.key.user.Username, Group: c.key.user.Group,
-		TokenID: c.key.token.ID, TokenName: c.key.token.Name, Type: store.LogConsume,
-		ModelName: c.meta.model, Quota: cost, Content: content,
-		PromptTokens: c.usage.PromptTokens, CompletionTokens: c.usage.CompletionTokens, CachedTokens: c.usage.CachedTokens,
-		ChannelID: c.channel.ID, RequestID: c.requestID, ElapsedTime: time.Since(c.start).Milliseconds(),
-		IsStream: c.meta.stream, SessionKey: sessionKey(c.r),
-	}
+	c.charge.Payer.Settle(&c.bill, &c.charge, o)
 }

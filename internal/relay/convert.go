@@ -25,8 +25,8 @@ func (c *call) convertChat(u *upstream) error {
 		return err
 	}
 	model := u.upstreamModel(c.meta.model)
-	if c.completionLimit > 0 {
-		req.CapCompletion(int(c.completionLimit), dialectOf(u.Type) == dialectOpenAI && isReasoningModel(model))
+	if c.charge.CompletionLimit > 0 {
+		req.CapCompletion(int(c.charge.CompletionLimit), dialectOf(u.Type) == dialectOpenAI && isReasoningModel(model))
 	}
 	url, body, err := chatUpstreamBody(u, req, model)
 	if err != nil {

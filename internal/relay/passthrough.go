@@ -38,8 +38,8 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 	if c.meta.stream && c.ep.usage == usageChat && !c.meta.includeUsage {
 		set["stream_options"] = map[string]bool{"include_usage": true}
 	}
-	if c.completionLimit > 0 {
-		set[c.completionField(body, model)] = c.completionLimit
+	if c.charge.CompletionLimit > 0 {
+		set[c.completionField(body, model)] = c.charge.CompletionLimit
 	}
 	if len(set) > 0 {
 		// The common cases, asking a stream for its usage and limiting the

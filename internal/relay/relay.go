@@ -67,7 +67,13 @@ type Relay struct {
 
 	cooldownMu sync.Mutex
 	cooldown   map[int64]time.Time // channel id → skipped until
+
+	balance billing.Balance // the payer of every billed call (call.go, reserve)
 }
+
+// payer is who pays for a call: the balance. The subscription payer, when
+// it lands, is tried before it (docs/architecture.md, Money: who pays).
+func (rl *Relay) payer() billing.Payer { return &rl.balance }
 
 // New loads the routing catalog.
 func New(ctx context.Context, d Deps) (*Relay, error) {
@@ -95,6 +101,7 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 		keys:     newKeyCache(d.Store, d.ReloadEvery),
 		catalog:  cat,
 		cooldown: map[int64]time.Time{},
+		balance:  billing.Balance{Ledger: d.Ledger, Log: d.Log},
 	}
 	rl.stopping, rl.endStreams = context.WithCancel(context.Background())
 	d.Store.OnCommit(rl.keys.changed)

@@ -165,8 +165,8 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 	if model := u.upstreamModel(c.meta.model); model != c.meta.model {
 		set["model"] = model
 	}
-	if c.completionLimit > 0 {
-		set["max_tokens"] = c.completionLimit
+	if c.charge.CompletionLimit > 0 {
+		set["max_tokens"] = c.charge.CompletionLimit
 	}
 	if len(set) > 0 {
 		var err error

@@ -3,11 +3,8 @@ package relay
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"slices"
 	"strings"
-
-	"github.com/modelgate/modelgate/internal/pricing"
 )
 
 // Strict billing (docs/architecture.md, Money; docs/decisions/relay-billing.md):
@@ -18,12 +15,8 @@ import (
 // framing tokens, and one per image or inline media part, whose cost does
 // not show in the body's size.
 const (
-	promptOverhead    = 16
-	mediaPartTokens   = 2048
-	maxCompletionSent = math.MaxInt32 // what an upstream's limit field holds
-	// minResponsesOutput is the least max_output_tokens the Responses API
-	// accepts: a hold that buys fewer is refused here, not upstream.
-	minResponsesOutput = 16
+	promptOverhead  = 16
+	mediaPartTokens = 2048
 )
 
 var (
@@ -103,65 +96,6 @@ func base64Run(b []byte) int {
 		}
 	}
 	return len(b)
-}
-
-// capsCompletion reports whether the call's cost depends on a completion
-// length the client left open and the relay can bound upstream: a
-// token-priced chat, completion, Responses or Messages call without a limit.
-func (c *call) capsCompletion() bool {
-	return c.price.BillingType != pricing.BillingPerRequest && c.meta.maxTokens <= 0 && !c.ep.multipart &&
-		(c.ep.usage == usageChat || c.ep.usage == usageResponses)
-}
-
-// leastHold is the least a strict reservation must hold (store.ReserveOp
-// Min): the most the call can cost when the request bounds it (a
-// per-request price, an embedding, a completion limit), else the prompt
-// plus one completion token when the relay caps the completion. Other calls
-// (token-priced images and audio, counted locally) keep the old rule: any
-// positive balance, the settlement cap bounds them.
-func (c *call) leastHold(prompt int64) int64 {
-	price := c.price.Price()
-	switch {
-	case price.BillingType == pricing.BillingPerRequest:
-		return pricing.Quota(price, pricing.Usage{}, c.disc)
-	case c.ep.usage == usageEmbeddings:
-		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt}, c.disc)
-	case c.meta.maxTokens > 0 && (c.ep.usage == usageChat || c.ep.usage == usageResponses):
-		completion := timesChoices(c.meta.maxTokens, c.meta.choices)
-		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt, CompletionTokens: completion}, c.disc)
-	case c.capsCompletion():
-		return pricing.Quota(price, pricing.Usage{PromptTokens: prompt, CompletionTokens: max(c.meta.choices, 1)}, c.disc)
-	}
-	return 0
-}
-
-// completionLimitOf is the completion limit a hold of amount buys after the
-// prompt bound, per choice (n completions share it): 0 when the completion
-// needs no limit (it is free), -1 when the hold does not buy one token each
-// (16 on the Responses API, its least max_output_tokens).
-func (c *call) completionLimitOf(prompt, amount int64) int64 {
-	n := pricing.CompletionAffordable(c.price.Price(), prompt, amount, c.disc)
-	if n == pricing.Unbounded {
-		return 0
-	}
-	least := int64(1)
-	if c.ep.usage == usageResponses {
-		least = minResponsesOutput
-	}
-	if n /= max(c.meta.choices, 1); n < least {
-		return -1
-	}
-	return min(n, maxCompletionSent)
-}
-
-// timesChoices is tokens for each of choices completions, saturating: a
-// limit too large to pay for is then refused, never wrapped around.
-func timesChoices(tokens, choices int64) int64 {
-	choices = max(choices, 1)
-	if tokens > math.MaxInt64/choices {
-		return math.MaxInt64
-	}
-	return tokens * choices
 }
 
 // completionField is the body field that limits the completion of this

@@ -1,0 +1,142 @@
+package billing
+
+import (
+	"math"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/pricing"
+)
+
+// Prices in CNY per million tokens, so one token costs its price in quota.
+var (
+	tokenPrice = pricing.Price{InputPrice: 2, OutputPrice: 8, BillingType: pricing.BillingToken}
+	freeOutput = pricing.Price{InputPrice: 2, BillingType: pricing.BillingToken}
+	perRequest = pricing.Price{PerRequestPrice: 0.01, BillingType: pricing.BillingPerRequest}
+)
+
+func TestEstimate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		call Call
+		want pricing.Usage
+		cost int64
+	}{
+		{"the default completion is a floor", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, MaxTokens: 10, DefaultMaxTokens: 50},
+			pricing.Usage{PromptTokens: 100, CompletionTokens: 50}, 2*100 + 8*50},
+		{"a larger limit counts", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, MaxTokens: 500, DefaultMaxTokens: 50},
+			pricing.Usage{PromptTokens: 100, CompletionTokens: 500}, 2*100 + 8*500},
+		{"every choice", Call{Price: tokenPrice, Discount: 0.5, PromptBound: 100, MaxTokens: 500, Choices: 3},
+			pricing.Usage{PromptTokens: 100, CompletionTokens: 1500}, (2*100 + 8*1500) / 2},
+		{"embeddings have no completion", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, MaxTokens: 500, DefaultMaxTokens: 50, Kind: KindEmbeddings},
+			pricing.Usage{PromptTokens: 100}, 200},
+		{"choices saturate", Call{Price: tokenPrice, Discount: 1, PromptBound: 1, MaxTokens: math.MaxInt64 / 2, Choices: 3},
+			pricing.Usage{PromptTokens: 1, CompletionTokens: math.MaxInt64}, pricing.MaxCallCost},
+		{"per request", Call{Price: perRequest, Discount: 2, PromptBound: 100, MaxTokens: 500}, pricing.Usage{PromptTokens: 100, CompletionTokens: 500}, 20000},
+	} {
+		if got := EstimateTokens(&tc.call); got != tc.want {
+			t.Errorf("%s: tokens %+v, want %+v", tc.name, got, tc.want)
+		}
+		if got := Estimate(&tc.call); got != tc.cost {
+			t.Errorf("%s: cost %d, want %d", tc.name, got, tc.cost)
+		}
+	}
+}
+
+func TestLeastHoldAndCompletionCap(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		call  Call
+		least int64
+		caps  bool
+	}{
+		{"per request: its price", Call{Price: perRequest, Discount: 1, PromptBound: 100, Kind: KindChat}, 10000, false},
+		{"embeddings: the prompt", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Kind: KindEmbeddings}, 200, false},
+		{"chat with a limit: prompt and limit", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, MaxTokens: 10, Choices: 2, Kind: KindChat}, 200 + 8*20, false},
+		{"responses with a limit", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, MaxTokens: 10, Kind: KindResponses}, 200 + 80, false},
+		{"open chat: prompt and a token per choice", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Choices: 3, Kind: KindChat}, 200 + 8*3, true},
+		{"open responses", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Kind: KindResponses}, 208, true},
+		{"an upload is never capped", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Kind: KindChat, Multipart: true}, 0, false},
+		{"images and audio: any balance", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, MaxTokens: 10, Kind: KindOther}, 0, false},
+	} {
+		if got := LeastHold(&tc.call); got != tc.least {
+			t.Errorf("%s: least hold %d, want %d", tc.name, got, tc.least)
+		}
+		if got := CapsCompletion(&tc.call); got != tc.caps {
+			t.Errorf("%s: caps completion %v, want %v", tc.name, got, tc.caps)
+		}
+	}
+}
+
+func TestCompletionLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		call   Call
+		amount int64
+		want   int64
+	}{
+		{"what the rest buys", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Kind: KindChat}, 200 + 8*50, 50},
+		{"shared by the choices", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Choices: 4, Kind: KindChat}, 200 + 8*50, 12},
+		{"not one token", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Kind: KindChat}, 203, -1},
+		{"not one token each", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Choices: 2, Kind: KindChat}, 208, -1},
+		{"responses need 16", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Kind: KindResponses}, 200 + 8*15, -1},
+		{"responses at 16", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Kind: KindResponses}, 200 + 8*16, 16},
+		{"a free completion needs no limit", Call{Price: freeOutput, Discount: 1, PromptBound: 100, Kind: KindChat}, 200, 0},
+		{"at most what a limit field holds", Call{Price: pricing.Price{InputPrice: 1, OutputPrice: 0.000001, BillingType: pricing.BillingToken}, Discount: 1, PromptBound: 1, Kind: KindChat},
+			1 << 40, MaxCompletionSent},
+	} {
+		if got := CompletionLimit(&tc.call, tc.amount); got != tc.want {
+			t.Errorf("%s: limit %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCost(t *testing.T) {
+	used := pricing.Usage{PromptTokens: 100, CompletionTokens: 50} // 600
+	for _, tc := range []struct {
+		name              string
+		strict            bool
+		held              int64
+		cost, uncollected int64
+	}{
+		{"within the hold", true, 1000, 600, 0},
+		{"strict: never more than the hold", true, 500, 500, 100},
+		{"overrun allowed: the whole cost", false, 500, 600, 0},
+	} {
+		c := Call{Price: tokenPrice, Discount: 1, Strict: tc.strict}
+		cost, uncollected := Cost(&c, used, tc.held)
+		if cost != tc.cost || uncollected != tc.uncollected {
+			t.Errorf("%s: cost %d uncollected %d, want %d and %d", tc.name, cost, uncollected, tc.cost, tc.uncollected)
+		}
+	}
+}
+
+func TestConsumeContent(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		price       pricing.Price
+		estimated   bool
+		uncollected int64
+		want        string
+	}{
+		{"token", pricing.Price{InputPrice: 2, OutputPrice: 8, CachedPrice: 0.5, BillingType: pricing.BillingToken}, false, 0,
+			"输入 2 元/百万 tokens, 输出 8 元/百万 tokens, 缓存 0.5 元/百万 tokens, 分组倍率 0.8"},
+		{"per request, estimated, uncollected", perRequest, true, 7,
+			"按次 0.01 元, 分组倍率 0.8 (上游未返回用量, tokens 为本地估算) (超出预扣 7 额度未收取)"},
+	} {
+		if got := consumeContent(tc.price, 0.8, tc.estimated, tc.uncollected); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The rules run on every call: they must not allocate.
+func TestRulesDoNotAllocate(t *testing.T) {
+	c := Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Choices: 2, Kind: KindChat, Strict: true, DefaultMaxTokens: 50}
+	n := testing.AllocsPerRun(100, func() {
+		_ = Estimate(&c) + LeastHold(&c) + CompletionLimit(&c, 10_000)
+		_, _ = Cost(&c, pricing.Usage{PromptTokens: 10, CompletionTokens: 10}, 100)
+	})
+	if n != 0 {
+		t.Fatalf("%v allocations per call, want 0", n)
+	}
+}

@@ -1,0 +1,186 @@
+package billing
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Who pays for a relayed call (docs/architecture.md, Money: who pays). The
+// relay describes the call (Call), asks a Payer to reserve for it before
+// forwarding and gets a Charge; after the call it gives the same Payer the
+// outcome, and the Payer bills it or gives the reservation back. The
+// balance (Balance) is the only payer today; a subscription payer reserves
+// usage counters instead of money and goes before it.
+
+// Kind is how an endpoint's cost depends on its completion.
+type Kind uint8
+
+const (
+	KindChat       Kind = iota // chat, completions, Anthropic Messages: a completion limit bounds the answer
+	KindResponses              // the Responses API: the same, with a least limit of minResponsesOutput
+	KindEmbeddings             // no completion at all
+	KindOther                  // images and audio: per-request prices or local counts
+)
+
+// Call is what the relay knows about a call before forwarding it: who
+// calls, at what price, and how large the call can be. It also carries
+// the consume log's labels, so a payer writes the whole row.
+type Call struct {
+	UserID       int64
+	TokenID      int64
+	TokenLimited bool // the key has its own quota
+
+	Price    pricing.Price
+	Discount float64 // the group's multiplier
+
+	// PromptBound is an upper bound of the prompt's tokens (the relay
+	// computes it from the body); MaxTokens the completion limit the client
+	// asked for (0: none), per choice; Choices the completions asked (n).
+	PromptBound int64
+	MaxTokens   int64
+	Choices     int64
+	Kind        Kind
+	Multipart   bool // an upload: no completion limit can be set upstream
+	// DefaultMaxTokens is the least completion the estimate assumes
+	// (option DefaultMaxTokens); Strict says the settled cost never exceeds
+	// the hold (option BillingOverrunAllowed off).
+	DefaultMaxTokens int64
+	Strict           bool
+
+	// The consume log's labels.
+	Username, Group, TokenName, Model string
+	RequestID, SessionKey             string
+	Stream                            bool
+	Start                             time.Time
+}
+
+// Outcome is how a call ended: ChannelID 0 when nothing billable happened
+// (the reservation is given back), else the channel that answered and the
+// usage it reported (Estimated: counted locally, the upstream reported none).
+type Outcome struct {
+	ChannelID int64
+	Usage     pricing.Usage
+	Estimated bool
+}
+
+// Charge is one call's reservation, answered by the payer that settles it.
+type Charge struct {
+	Payer Payer
+	// Hold is the money held (the balance payer).
+	Hold Hold
+	// CompletionLimit, when > 0, is the completion size per choice the
+	// reservation buys: the relay sends it upstream as the call's limit.
+	CompletionLimit int64
+	// Uncollected is what the settled cost exceeded the hold by (strict
+	// billing): not charged, noted in the consume log.
+	Uncollected int64
+}
+
+// Reserved reports whether the charge holds a reservation to settle.
+func (ch *Charge) Reserved() bool { return ch.Payer != nil }
+
+// Payer is one way a call can be paid. Reserve holds what the call may
+// cost, or refuses: the balance payer with store.ErrUserQuota,
+// store.ErrTokenQuotaShort or store.ErrTokenQuota. Settle bills the
+// outcome exactly once and never blocks on the database.
+type Payer interface {
+	Reserve(ctx context.Context, c *Call) (Charge, error)
+	Settle(c *Call, ch *Charge, o Outcome)
+}
+
+// Balance pays from the user's balance (and the key's quota when it has
+// one), through the group-commit ledger.
+type Balance struct {
+	Ledger *Ledger
+	Log    *slog.Logger
+}
+
+// Reserve holds the call's estimate (Estimate), and under strict billing at
+// least LeastHold, all or nothing; it then caps an open completion at what
+// the hold buys (CompletionLimit). The ledger caps the hold by what is
+// available, so a low balance stays usable (its calls are served one at a
+// time) and a large one is never blocked.
+func (b *Balance) Reserve(ctx context.Context, c *Call) (Charge, error) {
+	op := store.ReserveOp{UserID: c.UserID, TokenID: c.TokenID, TokenLimited: c.TokenLimited, Amount: max(Estimate(c), 1)}
+	if c.Strict {
+		op.Min = LeastHold(c)
+		op.Amount = max(op.Amount, op.Min)
+	}
+	hold, err := b.Ledger.Reserve(ctx, op)
+	if err != nil {
+		return Charge{}, err
+	}
+	ch := Charge{Payer: b, Hold: hold}
+	if c.Strict && CapsCompletion(c) {
+		if ch.CompletionLimit = CompletionLimit(c, hold.Amount); ch.CompletionLimit < 0 {
+			b.Settle(c, &ch, Outcome{}) // rounding left the hold short of one token: give it back
+			return Charge{}, store.ErrUserQuota
+		}
+	}
+	return ch, nil
+}
+
+// Settle bills the exact cost (Cost), or releases the hold when nothing
+// billable happened.
+func (b *Balance) Settle(c *Call, ch *Charge, o Outcome) {
+	op := store.SettleOp{UserID: c.UserID, TokenID: c.TokenID, TokenLimited: c.TokenLimited,
+		Held: ch.Hold.Amount, ReservationID: ch.Hold.ReservationID, Key: settleKey()}
+	if o.ChannelID != 0 {
+		cost, uncollected := Cost(c, o.Usage, ch.Hold.Amount)
+		if ch.Uncollected = uncollected; uncollected > 0 && b.Log != nil {
+			b.Log.Warn("call cost more than its hold; charged the hold", "request_id", c.RequestID,
+				"user_id", c.UserID, "held", ch.Hold.Amount, "uncollected", uncollected)
+		}
+		if cost > 0 {
+			op.ChannelID, op.Cost = o.ChannelID, cost
+			op.Log = ConsumeLog(c, o, cost, uncollected)
+		}
+	}
+	b.Ledger.Settle(op)
+}
+
+// settleKey names one call's settlement for the store, which applies a
+// settlement once per key. It is random, never the client's X-Request-Id: a
+// client could reuse that and have its calls go unbilled.
+func settleKey() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// ConsumeLog is the consume log row of a call billed cost: the prices and
+// multiplier it was billed at, and notes when the usage was counted locally
+// or part of the cost was not collected.
+func ConsumeLog(c *Call, o Outcome, cost, uncollected int64) *store.Log {
+	return &store.Log{
+		UserID: c.UserID, Username: c.Username, Group: c.Group,
+		TokenID: c.TokenID, TokenName: c.TokenName, Type: store.LogConsume,
+		ModelName: c.Model, Quota: cost, Content: consumeContent(c.Price, c.Discount, o.Estimated, uncollected),
+		PromptTokens: o.Usage.PromptTokens, CompletionTokens: o.Usage.CompletionTokens, CachedTokens: o.Usage.CachedTokens,
+		ChannelID: o.ChannelID, RequestID: c.RequestID, ElapsedTime: time.Since(c.Start).Milliseconds(),
+		IsStream: c.Stream, SessionKey: c.SessionKey,
+	}
+}
+
+// consumeContent is the consume log's content column.
+func consumeContent(p pricing.Price, disc float64, estimated bool, uncollected int64) string {
+	content := fmt.Sprintf("输入 %g 元/百万 tokens, 输出 %g 元/百万 tokens, 缓存 %g 元/百万 tokens, 分组倍率 %g",
+		p.InputPrice, p.OutputPrice, p.CachedPrice, disc)
+	if p.BillingType == pricing.BillingPerRequest {
+		content = fmt.Sprintf("按次 %g 元, 分组倍率 %g", p.PerRequestPrice, disc)
+	}
+	if estimated {
+		content += " (上游未返回用量, tokens 为本地估算)"
+	}
+	if uncollected > 0 {
+		content += fmt.Sprintf(" (超出预扣 %d 额度未收取)", uncollected)
+	}
+	return content
+}
