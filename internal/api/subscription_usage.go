@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -120,14 +119,7 @@ func (s *Server) selfSubscriptions(w http.ResponseWriter, r *http.Request) error
 // Only its owner or an admin may read it; anyone else gets the failure of
 // a missing id, so ids of other users' subscriptions cannot be probed.
 func (s *Server) subscriptionUsageOf(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r)
-	if err != nil {
-		return err
-	}
-	row, err := s.Store.UserPlanByID(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return httpx.Fail(MsgSubscriptionNotFound)
-	}
+	row, err := s.subscriptionOfPath(r)
 	if err != nil {
 		return err
 	}

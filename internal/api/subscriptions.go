@@ -102,18 +102,24 @@ func (s *Server) writeSubscriptions(w http.ResponseWriter, r *http.Request, f st
 }
 
 func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) error {
-	id, err := httpx.PathID(r)
-	if err != nil {
-		return err
-	}
-	row, err := s.Store.UserPlanByID(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return httpx.Fail(MsgSubscriptionNotFound)
-	}
+	row, err := s.subscriptionOfPath(r)
 	if err != nil {
 		return err
 	}
 	return s.writeSubscription(w, r, row)
+}
+
+// subscriptionOfPath reads the subscription the {id} path value names.
+func (s *Server) subscriptionOfPath(r *http.Request) (store.UserPlan, error) {
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return store.UserPlan{}, err
+	}
+	row, err := s.Store.UserPlanByID(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.UserPlan{}, httpx.Fail(MsgSubscriptionNotFound)
+	}
+	return row, err
 }
 
 type createSubscriptionRequest struct {
