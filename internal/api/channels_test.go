@@ -39,23 +39,17 @@ type channelInfo struct {
 
 func createChannel(t *testing.T, c *apptest.Client, body map[string]any) channelInfo {
 	t.Helper()
-	var ch channelInfo
-	c.OK("POST", "/api/channel/", body).Decode(t, &ch)
-	return ch
+	return apptest.OKData[channelInfo](c, "POST", "/api/channel/", body)
 }
 
 func getChannel(t *testing.T, c *apptest.Client, id int64) channelInfo {
 	t.Helper()
-	var ch channelInfo
-	c.OK("GET", apptest.Path("/api/channel/%d", id), nil).Decode(t, &ch)
-	return ch
+	return apptest.OKData[channelInfo](c, "GET", apptest.Path("/api/channel/%d", id), nil)
 }
 
 func stringList(t *testing.T, c *apptest.Client, path string) []string {
 	t.Helper()
-	var list []string
-	c.OK("GET", path, nil).Decode(t, &list)
-	return list
+	return apptest.OKData[[]string](c, "GET", path, nil)
 }
 
 // fakeUpstream is an upstream that records the credential it was sent.

@@ -18,9 +18,7 @@ type optionKV struct {
 
 func options(t *testing.T, c *apptest.Client) []optionKV {
 	t.Helper()
-	var list []optionKV
-	c.OK("GET", "/api/option/", nil).Decode(t, &list)
-	return list
+	return apptest.OKData[[]optionKV](c, "GET", "/api/option/", nil)
 }
 
 func optionValue(t *testing.T, c *apptest.Client, key string) string {

@@ -47,9 +47,7 @@ func planBody(name string, kv ...any) map[string]any {
 
 func createPlan(t *testing.T, c *apptest.Client, body map[string]any) planInfo {
 	t.Helper()
-	var p planInfo
-	c.OK("POST", "/api/plan/", body).Decode(t, &p)
-	return p
+	return apptest.OKData[planInfo](c, "POST", "/api/plan/", body)
 }
 
 func planTotal(t *testing.T, c *apptest.Client) int64 {

@@ -49,16 +49,12 @@ type groupPrice struct {
 
 func modelPrices(t *testing.T, c *apptest.Client) []modelPrice {
 	t.Helper()
-	var list []modelPrice
-	c.OK("GET", "/api/model_price/", nil).Decode(t, &list)
-	return list
+	return apptest.OKData[[]modelPrice](c, "GET", "/api/model_price/", nil)
 }
 
 func groupPrices(t *testing.T, c *apptest.Client) []groupPrice {
 	t.Helper()
-	var list []groupPrice
-	c.OK("GET", "/api/group_price/", nil).Decode(t, &list)
-	return list
+	return apptest.OKData[[]groupPrice](c, "GET", "/api/group_price/", nil)
 }
 
 // isDBDuplicate reports whether msg is a database's unique-violation text

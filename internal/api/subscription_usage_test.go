@@ -75,16 +75,12 @@ func use(t *testing.T, e *apptest.Env, sub int64, model string, rule planlimit.R
 
 func selfUsage(t *testing.T, c *apptest.Client) []usageInfo {
 	t.Helper()
-	var out []usageInfo
-	c.OK("GET", "/api/subscription/self", nil).Decode(t, &out)
-	return out
+	return apptest.OKData[[]usageInfo](c, "GET", "/api/subscription/self", nil)
 }
 
 func usageOf(t *testing.T, c *apptest.Client, id int64) usageInfo {
 	t.Helper()
-	var u usageInfo
-	c.OK("GET", apptest.Path("/api/subscription/%d/usage", id), nil).Decode(t, &u)
-	return u
+	return apptest.OKData[usageInfo](c, "GET", apptest.Path("/api/subscription/%d/usage", id), nil)
 }
 
 const everyLimit = `{"gpt-4o":{"period_h":2,"request_period":10,"request_week":20,"request_month":30,` +

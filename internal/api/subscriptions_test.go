@@ -33,16 +33,12 @@ type subscriptionInfo struct {
 
 func subscribe(t *testing.T, c *apptest.Client, body map[string]any) subscriptionInfo {
 	t.Helper()
-	var s subscriptionInfo
-	c.OK("POST", "/api/subscription/", body).Decode(t, &s)
-	return s
+	return apptest.OKData[subscriptionInfo](c, "POST", "/api/subscription/", body)
 }
 
 func getSubscription(t *testing.T, c *apptest.Client, id int64) subscriptionInfo {
 	t.Helper()
-	var s subscriptionInfo
-	c.OK("GET", apptest.Path("/api/subscription/%d", id), nil).Decode(t, &s)
-	return s
+	return apptest.OKData[subscriptionInfo](c, "GET", apptest.Path("/api/subscription/%d", id), nil)
 }
 
 func subscriptionTotal(t *testing.T, c *apptest.Client) int64 {

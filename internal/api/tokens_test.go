@@ -20,9 +20,7 @@ func ptr[T any](v T) *T { return &v }
 // getToken reads one key through the API.
 func getToken(t *testing.T, c *apptest.Client, id int64) apptest.TokenInfo {
 	t.Helper()
-	var tok apptest.TokenInfo
-	c.OK("GET", apptest.Path("/api/token/%d", id), nil).Decode(t, &tok)
-	return tok
+	return apptest.OKData[apptest.TokenInfo](c, "GET", apptest.Path("/api/token/%d", id), nil)
 }
 
 func TestTokenFullKeyOnlyOnCreate(t *testing.T) {

@@ -208,6 +208,15 @@ func (c *Client) Fail(method, path string, body any, status int, message string)
 	return r
 }
 
+// OKData sends a request, fails the test unless it succeeded, and returns
+// its data decoded as T.
+func OKData[T any](c *Client, method, path string, body any) T {
+	c.t.Helper()
+	var v T
+	c.OK(method, path, body).Decode(c.t, &v)
+	return v
+}
+
 // Decode unmarshals the response data into v.
 func (r *Response) Decode(t testing.TB, v any) {
 	t.Helper()
