@@ -32,6 +32,9 @@ type call struct {
 	bodyRead bool // the whole body was read
 	meta     requestMeta
 	snap     *snapshot
+	// tiers are the channels of the caller's group for the model, highest
+	// priority first (offered looks them up once; choose picks from them).
+	tiers []tier
 	// bill describes the call to its payer; charge is the payer's answer
 	// (its CompletionLimit, when > 0, is sent upstream as the call's limit).
 	bill   billing.Call
@@ -271,8 +274,7 @@ func (c *call) choose(tried map[int64]bool) *upstream {
 		}
 		return u
 	}
-	tiers := c.snap.routes[groupModelKey(c.key.user.Group, c.meta.model)]
-	return pick(tiers, func(u *upstream) bool {
+	return pick(c.tiers, func(u *upstream) bool {
 		return tried[u.ID] || !c.serves(u) || c.rl.coolingDown(u.ID)
 	})
 }
@@ -303,11 +305,11 @@ func (c *call) offered() error {
 		}
 		return nil
 	}
-	tiers := c.snap.routes[groupModelKey(c.key.user.Group, model)]
-	if len(tiers) == 0 {
+	c.tiers = c.snap.routes[groupModelKey(c.key.user.Group, model)]
+	if len(c.tiers) == 0 {
 		return modelNotFound(msgNoChannelFmt, c.key.user.Group, model)
 	}
-	for _, t := range tiers {
+	for _, t := range c.tiers {
 		if slices.ContainsFunc(t.channels, c.serves) {
 			return nil
 		}

@@ -56,8 +56,7 @@ func (c *call) countingChannel() *upstream {
 		}
 		return nil
 	}
-	tiers := c.snap.routes[groupModelKey(c.key.user.Group, c.meta.model)]
-	return pick(tiers, func(u *upstream) bool { return anthropicOnly(u) || c.rl.coolingDown(u.ID) })
+	return pick(c.tiers, func(u *upstream) bool { return anthropicOnly(u) || c.rl.coolingDown(u.ID) })
 }
 
 // countUpstream asks channel u to count. done is false when the local count
