@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,7 +49,23 @@ type App struct {
 	lease   config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
+	// clock is the time of subscriptions and their limit windows in the
+	// relay (Now); tests move it (SetClock).
+	clock atomic.Pointer[func() time.Time]
 }
+
+// Now is the clock of subscriptions and plan limits: time.Now unless a
+// test set another.
+func (a *App) Now() time.Time {
+	if f := a.clock.Load(); f != nil {
+		return (*f)()
+	}
+	return time.Now()
+}
+
+// SetClock makes now the clock of subscriptions and plan limits (Now), so a
+// test can move through the limit windows instead of sleeping.
+func (a *App) SetClock(now func() time.Time) { a.clock.Store(&now) }
 
 // New opens the database, applies migrations, creates the root user on first
 // start and builds the handlers. Close releases what it opened.
@@ -93,7 +110,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 	a.ledger = billing.New(st, billing.Config{Logger: log, Local: st.Dialect() == store.SQLite})
 	st.OnCommit(a.ledger.Changed)
 	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery,
-		BodyReadTimeout: cfg.BodyReadTimeout, ErrorLogs: a.errLogs})
+		BodyReadTimeout: cfg.BodyReadTimeout, ErrorLogs: a.errLogs, Now: a.Now})
 	if err != nil {
 		a.ledger.Close(ctx)
 		st.Close()

@@ -44,6 +44,9 @@ const (
 	// worked off over several sweeps instead of in one long run.
 	planUsageBatch      = 500
 	planUsageMaxBatches = 20
+	// planUsageIdle is how long the relay keeps in memory (SQLite) the
+	// counters of a subscription and model that no call used.
+	planUsageIdle = time.Hour
 )
 
 // SweepPlanUsage releases the usage reservations older than
@@ -63,6 +66,7 @@ func (a *App) SweepPlanUsage(ctx context.Context, now time.Time) (released int, 
 			break
 		}
 	}
+	a.relay.ForgetIdlePlanUsage(planUsageIdle)
 	if released > 0 {
 		a.log.Warn("gave back plan usage reserved for calls that never settled", "reservations", released)
 	}

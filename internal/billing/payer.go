@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/planlimit"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -16,8 +17,8 @@ import (
 // relay describes the call (Call), asks a Payer to reserve for it before
 // forwarding and gets a Charge; after the call it gives the same Payer the
 // outcome, and the Payer bills it or gives the reservation back. The
-// balance (Balance) is the only payer today; a subscription payer reserves
-// usage counters instead of money and goes before it.
+// balance (Balance) pays with money; the subscriptions (Plans) with usage
+// counters, and go before it.
 
 // Kind is how an endpoint's cost depends on its completion.
 type Kind uint8
@@ -54,6 +55,12 @@ type Call struct {
 	DefaultMaxTokens int64
 	Strict           bool
 
+	// SubscriptionID, PlanID and Rule are the subscription asked to pay
+	// (the Plans payer) and its plan's limits of Model; zero for the
+	// balance.
+	SubscriptionID, PlanID int64
+	Rule                   planlimit.Rule
+
 	// The consume log's labels.
 	Username, Group, TokenName, Model string
 	RequestID, SessionKey             string
@@ -81,6 +88,9 @@ type Charge struct {
 	// Uncollected is what the settled cost exceeded the hold by (strict
 	// billing): not charged, noted in the consume log.
 	Uncollected int64
+	// Usage is the plan usage held (the Plans payer); its Decision has the
+	// tightest limits for the rate-limit headers.
+	Usage store.UsageReservation
 }
 
 // Reserved reports whether the charge holds a reservation to settle.

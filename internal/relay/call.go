@@ -31,6 +31,9 @@ type call struct {
 	bodyHeld int64
 	bodyRead bool // the whole body was read
 	meta     requestMeta
+	// bodyModel is the model the body names; meta.model is the model the
+	// call is served as, which plan rule 1 may change (plans.go).
+	bodyModel string
 	snap     *snapshot
 	// tiers are the channels of the caller's group for the model, highest
 	// priority first (offered looks them up once; choose picks from them).
@@ -131,8 +134,10 @@ func (c *call) run() error {
 	// A call its owner cannot pay for is refused before its body is read:
 	// reading first let a user with nothing to spend pin memory with large
 	// slow uploads (issue 7). A free call (count_tokens) needs no balance;
-	// its body still comes from the shared budget.
-	if !c.ep.free {
+	// its body still comes from the shared budget. A caller with an active
+	// subscription may be paid for by it: its limits are checked once the
+	// body names the model.
+	if !c.ep.free && !c.hasSubscription() {
 		if err := c.rl.canPay(c.r.Context(), c.key); err != nil {
 			return err
 		}
@@ -146,14 +151,15 @@ func (c *call) run() error {
 	if err := authorize(c.r, c.key, c.pinned, c.meta.model); err != nil {
 		return err
 	}
+	c.bodyModel = c.meta.model
 	c.snap = c.rl.catalog.cur.Load()
-	if err := c.offered(); err != nil {
-		return err
-	}
 	if c.ep.free {
+		if err := c.offered(); err != nil {
+			return err
+		}
 		return c.countTokens()
 	}
-	if err := c.reserve(); err != nil {
+	if err := c.pay(); err != nil {
 		return err
 	}
 	err = c.forward()
@@ -162,15 +168,9 @@ func (c *call) run() error {
 	return err
 }
 
-// reserve describes the call to billing and asks its payer to reserve for
-// it (docs/architecture.md, Money: who pays). The balance payer holds the
-// estimated cost, never less than the DefaultCompletionSize option's
-// completion, priced like the real call; strict billing (the default) also
-// refuses a call whose bounded cost the balance or key cannot cover, and
-// caps an open completion at what the hold buys, so a settled cost never
-// exceeds its hold. BillingOverrunAllowed restores the old rule: the worst
-// overrun is one call (docs/decisions/relay-billing.md).
-func (c *call) reserve() error {
+// describe fills the call's description for billing (docs/architecture.md,
+// Money: who pays) for the model it is now served as.
+func (c *call) describe() {
 	opts := c.rl.Options.Current()
 	price := c.snap.prices[c.meta.model]
 	c.bill = billing.Call{
@@ -182,7 +182,18 @@ func (c *call) reserve() error {
 		Username: c.key.user.Username, Group: c.key.user.Group, TokenName: c.key.token.Name, Model: c.meta.model,
 		RequestID: c.requestID, SessionKey: sessionKey(c.r), Stream: c.meta.stream, Start: c.start,
 	}
-	charge, err := c.rl.payer().Reserve(c.r.Context(), &c.bill)
+}
+
+// reserve asks payer to reserve for the described call. The balance payer
+// holds the estimated cost, never less than the DefaultCompletionSize
+// option's completion, priced like the real call; strict billing (the
+// default) also refuses a call whose bounded cost the balance or key
+// cannot cover, and caps an open completion at what the hold buys, so a
+// settled cost never exceeds its hold. BillingOverrunAllowed restores the
+// old rule: the worst overrun is one call (docs/decisions/relay-billing.md).
+// The subscription payer reserves usage instead (plans.go).
+func (c *call) reserve(payer billing.Payer) error {
+	charge, err := payer.Reserve(c.r.Context(), &c.bill)
 	switch {
 	case errors.Is(err, store.ErrUserQuota):
 		return quotaExceeded(MsgUserQuota)

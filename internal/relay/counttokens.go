@@ -66,7 +66,7 @@ func (c *call) countingChannel() *upstream {
 // as it came, like any same-dialect refusal.
 func (c *call) countUpstream(u *upstream) (done bool, err error) {
 	body := c.body
-	if model := u.upstreamModel(c.meta.model); model != c.meta.model {
+	if model := u.upstreamModel(c.meta.model); model != c.bodyModel {
 		if body, err = withFields(body, map[string]any{"model": model}); err != nil {
 			return true, badRequest(MsgInvalidJSON)
 		}
@@ -91,7 +91,7 @@ func (c *call) countUpstream(u *upstream) (done bool, err error) {
 			c.rl.Log.Warn("count_tokens upstream answer unreadable; counting locally", "channel", u.ID, "request_id", c.requestID)
 			return false, nil
 		}
-		copyHeaders(c.w.Header(), resp.Header) // its request-id and rate-limit state
+		c.copyHeaders(resp.Header) // its request-id and rate-limit state
 		c.w.Header().Del("Content-Encoding")   // the answer is re-encoded
 		c.w.Header().Del("Content-Disposition")
 		c.w.Header().Set("Content-Type", "application/json")

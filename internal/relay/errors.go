@@ -52,6 +52,9 @@ type apiError struct {
 	// format rather than matched back from the formatted text.
 	format string
 	args   []any
+	// header is set on the answer (a plan limit's Retry-After and
+	// rate-limit headers).
+	header http.Header
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -131,6 +134,9 @@ func writeError(w http.ResponseWriter, ingress dialect, err error) {
 		body = anthropic.ErrorResponse{Type: "error", Error: anthropic.ErrorDetail{Type: anthropicErrorType(e), Message: msg}}
 	}
 	w.Header().Set("Content-Type", "application/json")
+	for k, v := range e.header {
+		w.Header()[k] = v
+	}
 	if e.code == codeInsufficientQuota {
 		// Both official SDKs retry every 429 unless told not to; a spent
 		// balance does not come back within their backoff, so each refused

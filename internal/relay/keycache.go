@@ -11,8 +11,12 @@ import (
 
 // keyEntry is an API key and its owner as the hot path needs them.
 type keyEntry struct {
-	token  store.Token
-	user   store.User
+	token store.Token
+	user  store.User
+	// subs are the user's subscriptions active when the entry was loaded,
+	// earliest end first (plans.go); each is checked against its end at
+	// the call.
+	subs   []subscription
 	loaded time.Time
 }
 
@@ -27,6 +31,7 @@ var errUnknownKey = errors.New("unknown key")
 type keyCache struct {
 	store *store.Store
 	ttl   time.Duration
+	now   func() time.Time // the subscriptions' clock
 
 	mu     sync.RWMutex
 	gen    uint64 // bumped by every invalidation: a load that raced one is not cached
@@ -35,8 +40,8 @@ type keyCache struct {
 	byKey  map[int64]string // token id → hash
 }
 
-func newKeyCache(st *store.Store, ttl time.Duration) *keyCache {
-	return &keyCache{store: st, ttl: ttl, byHash: map[string]*keyEntry{},
+func newKeyCache(st *store.Store, ttl time.Duration, now func() time.Time) *keyCache {
+	return &keyCache{store: st, ttl: ttl, now: now, byHash: map[string]*keyEntry{},
 		byUser: map[int64]map[string]struct{}{}, byKey: map[int64]string{}}
 }
 
@@ -65,7 +70,11 @@ func (c *keyCache) get(ctx context.Context, hash string) (*keyEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e = &keyEntry{token: tok, user: u, loaded: time.Now()}
+	subs, err := loadSubscriptions(ctx, c.store, u.ID, c.now())
+	if err != nil {
+		return nil, err
+	}
+	e = &keyEntry{token: tok, user: u, subs: subs, loaded: time.Now()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {
@@ -80,21 +89,34 @@ func (c *keyCache) get(ctx context.Context, hash string) (*keyEntry, error) {
 	return e, nil
 }
 
-// changed drops the entries a committed change makes stale.
+// changed drops the entries a committed change makes stale. A change of
+// a plan or a subscription drops them all: a subscription's row does not
+// say whose keys cache it, and such changes are rare next to calls.
 func (c *keyCache) changed(changes []store.Change) {
-	var stale bool
+	var stale, plans bool
 	for _, ch := range changes {
-		if !ch.Counters && (ch.Table == "tokens" || ch.Table == "users") {
+		if ch.Counters {
+			continue
+		}
+		switch ch.Table {
+		case "tokens", "users":
 			stale = true
-			break
+		case "plans", "user_plans":
+			plans = true
 		}
 	}
-	if !stale {
+	if !stale && !plans {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
+	if plans {
+		clear(c.byHash)
+		clear(c.byUser)
+		clear(c.byKey)
+		return
+	}
 	for _, ch := range changes {
 		if ch.Counters {
 			continue

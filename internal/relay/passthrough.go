@@ -32,7 +32,7 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 	}
 	model := u.upstreamModel(c.meta.model)
 	set := map[string]any{}
-	if model != c.meta.model {
+	if model != c.bodyModel {
 		set["model"] = model
 	}
 	if c.meta.stream && c.ep.usage == usageChat && !c.meta.includeUsage {
@@ -103,7 +103,7 @@ func (c *call) copyJSON(resp *http.Response) error {
 	} else {
 		c.countLocally(collectText(raw, completionKeys))
 	}
-	copyHeaders(c.w.Header(), resp.Header)
+	c.copyHeaders(resp.Header)
 	c.w.WriteHeader(resp.StatusCode)
 	c.wrote = true
 	_, err = c.w.Write(raw)
@@ -121,7 +121,7 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 	d := c.drainOnLeave()
 	defer d.end()
 	h := c.w.Header()
-	copyHeaders(h, resp.Header)
+	c.copyHeaders(resp.Header)
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	c.w.WriteHeader(http.StatusOK)

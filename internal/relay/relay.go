@@ -45,6 +45,9 @@ type Deps struct {
 	// upload cannot hold its buffer; it does not limit the response.
 	// Default DefaultBodyReadTimeout (60 s).
 	BodyReadTimeout time.Duration
+	// Now is the clock of subscriptions and their limit windows; nil is
+	// time.Now (tests move it instead of sleeping).
+	Now func() time.Time
 }
 
 // Relay is the /v1 handler.
@@ -68,12 +71,14 @@ type Relay struct {
 	cooldownMu sync.Mutex
 	cooldown   map[int64]time.Time // channel id → skipped until
 
-	balance billing.Balance // the payer of every billed call (call.go, reserve)
+	// The payers: the caller's subscriptions first, then the balance
+	// (plans.go, pay).
+	plans   *billing.Plans
+	balance billing.Balance
 }
 
-// payer is who pays for a call: the balance. The subscription payer, when
-// it lands, is tried before it (docs/architecture.md, Money: who pays).
-func (rl *Relay) payer() billing.Payer { return &rl.balance }
+// now is the relay's clock (Deps.Now).
+func (rl *Relay) now() time.Time { return rl.Now() }
 
 // New loads the routing catalog.
 func New(ctx context.Context, d Deps) (*Relay, error) {
@@ -85,6 +90,9 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 	}
 	if d.BodyReadTimeout <= 0 {
 		d.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if d.Now == nil {
+		d.Now = time.Now
 	}
 	if d.Transport == nil {
 		// The lean HTTP/1.1 transport holds an open stream with no goroutine
@@ -98,10 +106,11 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 	rl := &Relay{
 		Deps:     d,
 		client:   &http.Client{Transport: d.Transport, CheckRedirect: noRedirects},
-		keys:     newKeyCache(d.Store, d.ReloadEvery),
+		keys:     newKeyCache(d.Store, d.ReloadEvery, d.Now),
 		catalog:  cat,
 		cooldown: map[int64]time.Time{},
 		balance:  billing.Balance{Ledger: d.Ledger, Log: d.Log},
+		plans:    billing.NewPlans(d.Ledger, d.Store, d.Store.Dialect() == store.SQLite, d.Now),
 	}
 	rl.stopping, rl.endStreams = context.WithCancel(context.Background())
 	d.Store.OnCommit(rl.keys.changed)

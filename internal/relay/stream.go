@@ -162,7 +162,7 @@ func (c *call) streamUsage(u openai.Usage, text string, final bool) {
 // message_delta on the way.
 func (c *call) passthroughAnthropic(u *upstream) error {
 	body, set := c.body, map[string]any{}
-	if model := u.upstreamModel(c.meta.model); model != c.meta.model {
+	if model := u.upstreamModel(c.meta.model); model != c.bodyModel {
 		set["model"] = model
 	}
 	if c.charge.CompletionLimit > 0 {
@@ -190,7 +190,7 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 			return unreadableAnswer("invalid answer")
 		}
 		c.streamUsage(anthropic.UsageOf(&r), chatText(anthropic.ToChatResponse(&r, c.meta.model, 0)), true)
-		copyHeaders(c.w.Header(), resp.Header)
+		c.copyHeaders(resp.Header)
 		c.w.WriteHeader(http.StatusOK)
 		c.wrote = true
 		_, err = c.w.Write(raw)
@@ -206,7 +206,7 @@ func (c *call) streamAnthropic(resp *http.Response) error {
 	defer resp.Body.Close()
 	d := c.drainOnLeave()
 	defer d.end()
-	copyHeaders(c.w.Header(), resp.Header)
+	c.copyHeaders(resp.Header)
 	c.w.Header().Set("Cache-Control", "no-cache")
 	c.w.WriteHeader(http.StatusOK)
 	c.wrote = true

@@ -196,7 +196,7 @@ func scrub(s, key string) string {
 // the client as it came: the upstream's message is the most useful one.
 func (c *call) relayVerbatim(resp *http.Response) error {
 	defer resp.Body.Close()
-	copyHeaders(c.w.Header(), resp.Header)
+	c.copyHeaders(resp.Header)
 	c.w.WriteHeader(resp.StatusCode)
 	c.wrote = true
 	head := &headWriter{max: maxLoggedAnswer}
@@ -213,12 +213,24 @@ func (c *call) relayVerbatim(resp *http.Response) error {
 // (X-Request-Id, lengths, hop-by-hop headers). Keys are canonical
 // (http.ReadResponse), so a switch and prefix tests do (the relay is
 // benchmarked).
-func copyHeaders(dst, src http.Header) {
+//
+// On a plan-billed call the rate-limit headers are the relay's, for the
+// caller's plan (plans.go): the channel's, which describe the operator's
+// upstream account, are dropped.
+func (c *call) copyHeaders(src http.Header) {
+	dst, own := c.w.Header(), c.billedByPlan()
 	for k, v := range src {
-		if forwardedHeader(k) {
+		if forwardedHeader(k) && !(own && isRateLimitHeader(k)) {
 			dst[k] = v
 		}
 	}
+}
+
+// isRateLimitHeader reports whether the canonical header k is a rate-limit
+// header of some dialect.
+func isRateLimitHeader(k string) bool {
+	return strings.HasPrefix(k, "X-Ratelimit-") || strings.HasPrefix(k, "Anthropic-Ratelimit-") ||
+		strings.HasPrefix(k, "Ratelimit-")
 }
 
 // forwardedHeader reports whether the canonical upstream header k reaches
@@ -229,6 +241,5 @@ func forwardedHeader(k string) bool {
 		"Request-Id": // Anthropic's id of the request, for a support ticket
 		return true
 	}
-	return strings.HasPrefix(k, "X-Ratelimit-") || strings.HasPrefix(k, "Anthropic-Ratelimit-") ||
-		strings.HasPrefix(k, "Ratelimit-")
+	return isRateLimitHeader(k)
 }

@@ -77,6 +77,9 @@ type SettleOp struct {
 	// a commit retried after its acknowledgement was lost, or a replayed
 	// dead letter that had in fact committed, charges nothing more.
 	Key string
+	// Usage, for a plan-billed call, is its plan usage (the balance part
+	// then moves no money: Held and Cost are 0).
+	Usage *UsageSettle `json:",omitempty"`
 }
 
 // ApplyBilling applies settlements and then reservations in one
@@ -170,6 +173,9 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err := tx.billed("channels", id); err != nil {
 			return err
 		}
+	}
+	if err := tx.settleUsage(ops); err != nil {
+		return err
 	}
 	return tx.InsertLogs(logs)
 }

@@ -119,6 +119,13 @@ type Redemption struct {
 	UsedUserID   int64  `gorm:"not null;default:0"`
 }
 
+// Billing sources of a consume log (Log.BillingSource): the call was paid
+// from the balance or by a subscription (PlanID names its plan).
+const (
+	BillingSourceBalance = 0
+	BillingSourcePlan    = 1
+)
+
 // Log is a usage or audit record. Type: 1 top-up, 2 consume, 3 admin, 4 system,
 // 5 error (a failed relay call, LogError).
 type Log struct {

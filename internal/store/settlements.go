@@ -149,6 +149,16 @@ func (s *Store) ParkSettlement(ctx context.Context, op SettleOp, attempts int, c
 				}
 				op.Held, op.ReservationID = 0, 0
 			}
+			if release && op.Usage != nil && op.Usage.HoldKey != "" {
+				// The plan usage hold goes back too; a replay then adds the
+				// whole use (UsageSettle without a hold).
+				if _, err := tx.closeUsage(op.Usage.HoldKey, true, 0); err != nil {
+					return err
+				}
+				u := *op.Usage
+				u.HoldKey = ""
+				op.Usage = &u
+			}
 			buf, err := json.Marshal(op)
 			if err != nil {
 				return err

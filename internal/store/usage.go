@@ -202,11 +202,22 @@ type usageDelta struct {
 // bucket starting at fine, to the coarse bucket holding it, and to the
 // subscription's totals, in that lock order (totals first, as
 // ReserveUsage locks them). Counters saturate at 0 and planlimit.MaxAmount.
+// A delta that only adds creates the rows it lands in (a settlement
+// counted in memory on SQLite, whose reservation wrote nothing); one that
+// subtracts updates the rows its reservation made (a bucket pruned since
+// counts in no window any more).
 func (tx *Tx) addUsage(d usageDelta) error {
 	subscriptionID, model, fine, requests, tokens := d.subscriptionID, d.model, d.fine, d.requests, d.tokens
-	err := tx.db.Exec("UPDATE plan_usage_totals SET requests = "+clampedAdd("requests")+", tokens = "+clampedAdd("tokens")+
-		" WHERE subscription_id = ?", requests, requests, requests, tokens, tokens, tokens, subscriptionID).Error
-	if err != nil {
+	adds := requests >= 0 && tokens >= 0
+	set := "requests = " + clampedAdd("plan_usage_totals.requests") + ", tokens = " + clampedAdd("plan_usage_totals.tokens")
+	q := "UPDATE plan_usage_totals SET " + set + " WHERE subscription_id = ?"
+	args := []any{requests, requests, requests, tokens, tokens, tokens, subscriptionID}
+	if adds {
+		q = "INSERT INTO plan_usage_totals (subscription_id, requests, tokens) VALUES (?, ?, ?) " +
+			tx.s.onConflictUpdate("subscription_id") + " " + set
+		args = append([]any{subscriptionID, requests, tokens}, args[:6]...)
+	}
+	if err := tx.db.Exec(q, args...).Error; err != nil {
 		return err
 	}
 	if err := tx.counted("plan_usage_totals", subscriptionID); err != nil {
@@ -214,8 +225,8 @@ func (tx *Tx) addUsage(d usageDelta) error {
 	}
 	fineSpan, coarseSpan := int64(planlimit.FineBucket/time.Second), int64(planlimit.CoarseBucket/time.Second)
 	coarse := planlimit.BucketStart(time.Unix(fine, 0), planlimit.CoarseBucket)
-	if requests > 0 {
-		// Only a reservation adds requests: its buckets may not exist yet.
+	var err error
+	if adds {
 		q := "INSERT INTO plan_usage (subscription_id, model, span, bucket_start, requests, tokens) VALUES (?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?) " +
 			tx.s.onConflictUpdate("subscription_id, model, span, bucket_start") +
 			" requests = " + clampedAdd("plan_usage.requests") + ", tokens = " + clampedAdd("plan_usage.tokens")
@@ -223,8 +234,6 @@ func (tx *Tx) addUsage(d usageDelta) error {
 			subscriptionID, model, coarseSpan, coarse, requests, tokens,
 			requests, requests, requests, tokens, tokens, tokens).Error
 	} else {
-		// A settlement or release: the reservation made the buckets (a
-		// bucket pruned since counts in no window any more).
 		err = tx.db.Exec("UPDATE plan_usage SET requests = "+clampedAdd("requests")+", tokens = "+clampedAdd("tokens")+
 			" WHERE subscription_id = ? AND model = ? AND ((span = ? AND bucket_start = ?) OR (span = ? AND bucket_start = ?))",
 			requests, requests, requests, tokens, tokens, tokens, subscriptionID, model, fineSpan, fine, coarseSpan, coarse).Error
@@ -273,19 +282,16 @@ func newHoldKey() string {
 // reservation: the reservation's hold row is deleted in the same
 // transaction, so a second settlement or release, or one after the
 // janitor released the hold, changes nothing (applied reports whether it
-// did).
+// did). The relay settles through the billing ledger instead (SettleOp
+// Usage), in the group commit of the call's consume log.
 func (s *Store) SettleUsage(ctx context.Context, r UsageReservation, realTokens int64) (applied bool, err error) {
 	if err := planlimit.ValidAmount(realTokens); err != nil {
 		return false, fmt.Errorf("settle plan usage: %w", err)
 	}
 	err = s.write(ctx, "settle plan usage", func(tx *Tx) error {
-		applied = false
-		h, ok, err := tx.closeUsageHold(r.Key)
-		if err != nil || !ok {
-			return err
-		}
-		applied = true
-		return tx.addUsage(usageDelta{h.SubscriptionID, h.Model, h.BucketStart, 0, realTokens - h.Tokens})
+		var err error
+		applied, err = tx.closeUsage(r.Key, false, realTokens)
+		return err
 	})
 	return applied, err
 }
@@ -294,15 +300,26 @@ func (s *Store) SettleUsage(ctx context.Context, r UsageReservation, realTokens 
 // its request and its token estimate. Like SettleUsage it applies once.
 func (s *Store) ReleaseUsage(ctx context.Context, r UsageReservation) (applied bool, err error) {
 	err = s.write(ctx, "release plan usage", func(tx *Tx) error {
-		applied = false
-		h, ok, err := tx.closeUsageHold(r.Key)
-		if err != nil || !ok {
-			return err
-		}
-		applied = true
-		return tx.addUsage(usageDelta{h.SubscriptionID, h.Model, h.BucketStart, -1, -h.Tokens})
+		var err error
+		applied, err = tx.closeUsage(r.Key, true, 0)
+		return err
 	})
 	return applied, err
+}
+
+// closeUsage closes the open hold key: a release subtracts its request and
+// estimate, a settlement adds realTokens minus the estimate. applied is
+// false when the hold is not open.
+func (tx *Tx) closeUsage(key string, release bool, realTokens int64) (applied bool, err error) {
+	h, ok, err := tx.closeUsageHold(key)
+	if err != nil || !ok {
+		return false, err
+	}
+	d := usageDelta{h.SubscriptionID, h.Model, h.BucketStart, 0, realTokens - h.Tokens}
+	if release {
+		d.requests, d.tokens = -1, -h.Tokens
+	}
+	return true, tx.addUsage(d)
 }
 
 // closeUsageHold deletes an open hold and returns it; ok is false when it

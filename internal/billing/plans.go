@@ -1,0 +1,131 @@
+package billing
+
+import (
+	"context"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/planlimit"
+	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Plans pays for calls from subscriptions: it reserves usage counters (one
+// request and the call's estimated tokens) against the limits of the
+// subscription the call names (Call.SubscriptionID, Call.Rule) instead of
+// money, and settles the real count. The relay tries the caller's
+// subscriptions in order and the balance last (docs/architecture.md,
+// Money: who pays); a refusal is a *store.UsageLimitError naming the
+// binding limit.
+//
+// On SQLite (Local) the counters live in memory (usageBook) and only each
+// call's real use is written; on the shared server databases every
+// reservation is a transaction that locks the subscription's totals row
+// (store.ReserveUsage), so nodes sharing the database never serve more
+// than a limit together. Either way the use is written in the ledger's
+// group commit with the consume log, exactly once.
+type Plans struct {
+	ledger *Ledger
+	store  *store.Store
+	book   *usageBook // nil: reserve in the database
+	now    func() time.Time
+}
+
+// NewPlans is the subscription payer over ledger; local as in Config.Local.
+// now is the clock of the limit windows (nil: time.Now).
+func NewPlans(l *Ledger, st *store.Store, local bool, now func() time.Time) *Plans {
+	p := &Plans{ledger: l, store: st, now: now}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if local {
+		p.book = newUsageBook()
+	}
+	return p
+}
+
+// Reserve counts the call against the subscription's limits of its model:
+// one request and EstimateTokens, prompt and completion. An open
+// completion is capped at what the tightest token limit leaves after the
+// prompt, so one call cannot run far past its allowance.
+func (p *Plans) Reserve(ctx context.Context, c *Call) (Charge, error) {
+	op := store.UsageOp{SubscriptionID: c.SubscriptionID, Model: c.Model, Rule: c.Rule,
+		Tokens: PlanTokens(c), Now: p.now()}
+	var r store.UsageReservation
+	var err error
+	if p.book != nil {
+		r, err = p.book.reserve(ctx, p.store, op)
+	} else {
+		r, err = p.store.ReserveUsage(ctx, op)
+	}
+	if err != nil {
+		return Charge{}, err
+	}
+	ch := Charge{Payer: p, Usage: r}
+	if t := r.Decision.Tokens; t != nil && opensCompletion(c) {
+		ch.CompletionLimit = PlanCompletionLimit(c, t.Remaining+op.Tokens)
+	}
+	return ch, nil
+}
+
+// Settle counts the real tokens in place of the estimate and writes the
+// consume log: billing_source 1, the plan, and as quota what the call
+// would have cost at balance prices (reports); the balance is untouched.
+// A call that billed nothing gives its reservation back.
+func (p *Plans) Settle(c *Call, ch *Charge, o Outcome) {
+	r := ch.Usage
+	u := &store.UsageSettle{HoldKey: r.Key, SubscriptionID: r.SubscriptionID, Model: r.Model, BucketStart: r.BucketStart}
+	if o.ChannelID == 0 {
+		if p.book != nil {
+			p.book.release(r) // nothing was written
+			return
+		}
+		u.Release = true
+		p.ledger.Settle(store.SettleOp{UserID: c.UserID, Usage: u})
+		return
+	}
+	u.Tokens = clampCount(o.Usage.PromptTokens + o.Usage.CompletionTokens)
+	if p.book != nil {
+		p.book.settle(r, u.Tokens)
+	}
+	log := ConsumeLog(c, o, pricing.Quota(c.Price, o.Usage, c.Discount), 0)
+	log.BillingSource, log.PlanID = store.BillingSourcePlan, c.PlanID
+	// TokenID without TokenLimited: the key's accessed time moves, its
+	// quota does not (a plan-billed call spends no money).
+	p.ledger.Settle(store.SettleOp{UserID: c.UserID, TokenID: c.TokenID, ChannelID: o.ChannelID,
+		Key: settleKey(), Log: log, Usage: u})
+}
+
+// Forget drops the in-memory counters idle for longer than idle (SQLite);
+// the janitor calls it. It returns how many it dropped.
+func (p *Plans) Forget(idle time.Duration) int {
+	if p.book == nil {
+		return 0
+	}
+	return p.book.forget(p.now(), idle)
+}
+
+// PlanTokens is the call's token estimate as the plan counts it: prompt
+// plus completion (EstimateTokens), within the counters' range.
+func PlanTokens(c *Call) int64 {
+	u := EstimateTokens(c)
+	return clampCount(min(u.PromptTokens, planlimit.MaxAmount) + min(u.CompletionTokens, planlimit.MaxAmount))
+}
+
+// opensCompletion reports whether the client left the completion open on
+// an endpoint where the relay can bound it (chat, completions, Messages,
+// Responses; not an upload).
+func opensCompletion(c *Call) bool {
+	return c.MaxTokens <= 0 && !c.Multipart && (c.Kind == KindChat || c.Kind == KindResponses)
+}
+
+// PlanCompletionLimit is the completion limit per choice that left tokens
+// allow after the prompt's bound: never below one token (MinResponsesOutput
+// on the Responses API), never above MaxCompletionSent.
+func PlanCompletionLimit(c *Call, left int64) int64 {
+	least := int64(1)
+	if c.Kind == KindResponses {
+		least = MinResponsesOutput
+	}
+	n := (left - c.PromptBound) / max(c.Choices, 1)
+	return min(max(n, least), MaxCompletionSent)
+}
