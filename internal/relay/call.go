@@ -34,7 +34,7 @@ type call struct {
 	// bodyModel is the model the body names; meta.model is the model the
 	// call is served as, which plan rule 1 may change (plans.go).
 	bodyModel string
-	snap     *snapshot
+	snap      *snapshot
 	// tiers are the channels of the caller's group for the model, highest
 	// priority first (offered looks them up once; choose picks from them).
 	tiers []tier

@@ -91,8 +91,8 @@ func (c *call) countUpstream(u *upstream) (done bool, err error) {
 			c.rl.Log.Warn("count_tokens upstream answer unreadable; counting locally", "channel", u.ID, "request_id", c.requestID)
 			return false, nil
 		}
-		c.copyHeaders(resp.Header) // its request-id and rate-limit state
-		c.w.Header().Del("Content-Encoding")   // the answer is re-encoded
+		c.copyHeaders(resp.Header)           // its request-id and rate-limit state
+		c.w.Header().Del("Content-Encoding") // the answer is re-encoded
 		c.w.Header().Del("Content-Disposition")
 		c.w.Header().Set("Content-Type", "application/json")
 		c.w.WriteHeader(http.StatusOK)
