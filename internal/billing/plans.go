@@ -30,6 +30,10 @@ type Plans struct {
 	now    func() time.Time
 }
 
+// releaseTimeout bounds the release of a failed call's usage on a server
+// database before it is left to the ledger.
+const releaseTimeout = 2 * time.Second
+
 // NewPlans is the subscription payer over ledger; local as in Config.Local.
 // now is the clock of the limit windows (nil: time.Now).
 func NewPlans(l *Ledger, st *store.Store, local bool, now func() time.Time) *Plans {
@@ -79,8 +83,17 @@ func (p *Plans) Settle(c *Call, ch *Charge, o Outcome) {
 			p.book.release(r) // nothing was written
 			return
 		}
-		u.Release = true
-		p.ledger.Settle(store.SettleOp{UserID: c.UserID, Usage: u})
+		// Given back at once, not in the next group commit: a client that
+		// retries a failed call at once must not find its own failure
+		// still counted. A release that fails here goes to the ledger,
+		// which retries it; the hold row makes it apply once.
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		_, err := p.store.ReleaseUsage(ctx, r)
+		cancel()
+		if err != nil {
+			u.Release = true
+			p.ledger.Settle(store.SettleOp{UserID: c.UserID, Usage: u})
+		}
 		return
 	}
 	u.Tokens = clampCount(o.Usage.PromptTokens + o.Usage.CompletionTokens)
