@@ -412,3 +412,37 @@ func TestPlanExpiredSubscriptionStopsPaying(t *testing.T) {
 		t.Fatalf("expired, no balance: %d %s, want the balance's 429", r.Status, r.Body)
 	}
 }
+
+// TestPlanUsageSurvivesRestart: the uses a process counted (in memory on
+// SQLite) are in the database after a graceful stop, so a new process
+// goes on from them; the usage route shows them.
+func TestPlanUsageSurvivesRestart(t *testing.T) {
+	e, _, g := planGateway(t)
+	planID := g.NewPlan("p", apptest.PlanLimits{"gpt-test": {"request_period": 2}}, nil)
+	subID := g.Subscribe(g.UserID, planID, 30)
+	for range 2 {
+		if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusOK {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	}
+	cfg := e.Config
+	e.Stop()
+	e2 := apptest.Start(t, cfg)
+	if r := e2.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("after restart: %d %s, want 429: the uses before it were lost", r.Status, r.Body)
+	}
+	var usage struct {
+		Models []struct {
+			Model  string `json:"model"`
+			Limits []struct {
+				Name      string `json:"name"`
+				Used      int64  `json:"used"`
+				Remaining int64  `json:"remaining"`
+			} `json:"limits"`
+		} `json:"models"`
+	}
+	e2.Root().OK("GET", apptest.Path("/api/subscription/%d/usage", subID), nil).Decode(t, &usage)
+	if len(usage.Models) != 1 || len(usage.Models[0].Limits) != 1 || usage.Models[0].Limits[0].Used != 2 || usage.Models[0].Limits[0].Remaining != 0 {
+		t.Errorf("usage %+v, want request_period 2 used, 0 remaining", usage)
+	}
+}
