@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -444,5 +445,35 @@ func TestPlanUsageSurvivesRestart(t *testing.T) {
 	e2.Root().OK("GET", apptest.Path("/api/subscription/%d/usage", subID), nil).Decode(t, &usage)
 	if len(usage.Models) != 1 || len(usage.Models[0].Limits) != 1 || usage.Models[0].Limits[0].Used != 2 || usage.Models[0].Limits[0].Remaining != 0 {
 		t.Errorf("usage %+v, want request_period 2 used, 0 remaining", usage)
+	}
+}
+
+// TestPlanCapsAnOpenCompletion: a call that leaves its completion open is
+// capped at what the tightest token limit leaves after the prompt, so one
+// call cannot run far past the allowance.
+func TestPlanCapsAnOpenCompletion(t *testing.T) {
+	e, up, g := planGateway(t)
+	g.SetOption("DefaultCompletionSize", "16")
+	planID := g.NewPlan("p", apptest.PlanLimits{"gpt-test": {"token_period": 5000}}, nil)
+	g.Subscribe(g.UserID, planID, 30)
+	r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false))
+	if r.Status != http.StatusOK {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	remaining, err := strconv.ParseInt(r.Header.Get("X-Ratelimit-Remaining-Tokens"), 10, 64)
+	if err != nil {
+		t.Fatalf("remaining tokens %q", r.Header.Get("X-Ratelimit-Remaining-Tokens"))
+	}
+	var sent struct {
+		MaxTokens           int64 `json:"max_tokens"`
+		MaxCompletionTokens int64 `json:"max_completion_tokens"`
+	}
+	if err := json.Unmarshal(up.LastRequest().Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	// The reservation counted the prompt's bound and 16 completion tokens;
+	// the cap is everything the limit had left after the prompt.
+	if got := max(sent.MaxTokens, sent.MaxCompletionTokens); got != remaining+16 {
+		t.Errorf("completion limit sent %d, want %d (remaining %d + the 16 counted)", got, remaining+16, remaining)
 	}
 }
