@@ -55,33 +55,37 @@ func measure(ctx context.Context, o options, rep *report, progress io.Writer) er
 		{name: "mock", proc: mock, base: mockBase, client: newLoadClient(conns)},
 		{name: "proxy", proc: proxy, base: "http://" + proxy.addr, client: newLoadClient(conns)},
 	}
-	gw := setupGateway(ctx, o, dir, mockBase, &rep.Gateway, logf)
+	gw, plan := setupGateway(ctx, o, dir, mockBase, &rep.Gateway, &rep.GatewayPlan, logf)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if gw.proc != nil {
 		defer gw.proc.stop(10 * time.Second)
 	}
-	gw.client = newLoadClient(conns)
-	targets = append(targets, gw)
-	measured := 0.0
+	gw.client, plan.client = newLoadClient(conns), newLoadClient(conns)
+	targets = append(targets, gw, plan)
+	full, chatOnly := 0.0, 0.0
 	for _, t := range targets {
-		if t.skip == "" {
-			measured++
+		switch {
+		case t.skip != "":
+		case t.chatOnly:
+			chatOnly++
+		default:
+			full++
 		}
 	}
-	logf("measuring %g targets, about %s", measured, o.estimate(measured).Round(time.Second))
+	logf("measuring %g targets, about %s", full+chatOnly, o.estimate(full, chatOnly).Round(time.Second))
 
 	if err := warmUp(ctx, o, targets, mock, rep); err != nil {
 		return err
 	}
 	for _, t := range targets {
-		if t.skip != "" {
+		if t.skip != "" || t.chatOnly {
 			continue
 		}
 		logf("holding %d streams open through %s", o.Streams, t.name)
 		m, err := holdStreams(ctx, t, mockBase, o.Streams, seconds(o.SettleSeconds), rep.IdleKiB[t.name])
-		if gatewayGone(t, err, &rep.Gateway) {
+		if gatewayGone(t, err) {
 			continue
 		}
 		if err != nil {
@@ -93,10 +97,19 @@ func measure(ctx context.Context, o options, rep *report, progress io.Writer) er
 }
 
 // setupGateway builds (or takes) the gateway binary, starts it, seeds it and
-// probes its relay. Whatever fails there is the gateway's status in the
-// report, not an error of the bench, so mock and proxy are still measured.
-func setupGateway(ctx context.Context, o options, dir, mockBase string, info *gatewayInfo, logf func(string, ...any)) *target {
-	t := &target{name: "gateway"}
+// probes its relay, with the balance user's key (target gateway) and with
+// the plan user's key (target gateway-plan: the same process and base URL).
+// Whatever fails there is the target's status in the report, not an error
+// of the bench, so mock and proxy are still measured.
+func setupGateway(ctx context.Context, o options, dir, mockBase string, info *gatewayInfo, pinfo *planInfo, logf func(string, ...any)) (gw, plan *target) {
+	gw = &target{name: targetGateway, status: &info.Status}
+	plan = &target{name: targetPlan, status: &pinfo.Status, chatOnly: true}
+	defer func() {
+		// The plan target is measured only along with the gateway.
+		if gw.skip != "" && plan.skip == "" {
+			pinfo.Status, plan.skip = "not measured (gateway: "+shortStatus(info.Status)+")", "not measured"
+		}
+	}()
 	info.Binary = o.GatewayBin
 	if info.Binary == "" {
 		logf("building ./cmd/modelgate")
@@ -104,31 +117,50 @@ func setupGateway(ctx context.Context, o options, dir, mockBase string, info *ga
 		bin, source, err := buildGateway(ctx, dir)
 		info.BuildSeconds = time.Since(start).Seconds()
 		if err != nil {
-			info.Status, t.skip = "build failed: "+err.Error(), "build failed"
-			return t
+			info.Status, gw.skip = "build failed: "+err.Error(), "build failed"
+			return gw, plan
 		}
 		info.Binary, info.Source = bin, source
 	}
 	secrets := newGatewaySecrets()
 	p, logPath, err := startGateway(ctx, info.Binary, filepath.Join(dir, "gateway"), secrets)
 	if err != nil {
-		info.Status, t.skip, info.LogTail = "start failed: "+err.Error(), "start failed", logTail(logPath)
-		return t
+		info.Status, gw.skip, info.LogTail = "start failed: "+err.Error(), "start failed", logTail(logPath)
+		return gw, plan
 	}
-	t.proc, t.base = p, "http://"+p.addr
-	if t.key, err = seedGateway(ctx, t.base, secrets.rootToken, mockBase); err != nil {
-		info.Status, t.skip, info.LogTail = "seeding failed: "+err.Error(), "seeding failed", logTail(logPath)
-		return t
+	gw.proc, gw.base = p, "http://"+p.addr
+	plan.proc, plan.base = gw.proc, gw.base
+	if gw.key, err = seedGateway(ctx, gw.base, secrets.rootToken, mockBase); err != nil {
+		info.Status, gw.skip, info.LogTail = "seeding failed: "+err.Error(), "seeding failed", logTail(logPath)
+		return gw, plan
 	}
-	t.client = newLoadClient(4)
-	if status, detail := probeRelay(ctx, t); status != "" {
-		info.Status, t.skip = status+" ("+detail+")", status
+	// A failure to seed the plan user takes only the plan target out.
+	if plan.key, err = seedPlanUser(ctx, gw.base, secrets.rootToken); err != nil {
+		pinfo.Status, plan.skip, pinfo.LogTail = "seeding failed: "+err.Error(), "seeding failed", logTail(logPath)
+		logf("%s: %s", plan.name, pinfo.Status)
+	}
+	gw.client = newLoadClient(4)
+	if status, detail := probeRelay(ctx, gw); status != "" {
+		info.Status, gw.skip = status+" ("+detail+")", status
 		info.LogTail = logTail(logPath)
 		logf("gateway: %s", info.Status)
-		return t
+		return gw, plan
 	}
 	info.Status = gatewayMeasured
-	return t
+	if plan.skip != "" {
+		return gw, plan
+	}
+	// Until the relay bills plans, the plan user's calls fail (no balance):
+	// the plan target is then reported as answering errors, and the run
+	// goes on without it.
+	plan.client = newLoadClient(4)
+	if status, detail := probeRelay(ctx, plan); status != "" {
+		pinfo.Status, plan.skip = status+" ("+detail+")", status
+		logf("%s: %s", plan.name, pinfo.Status)
+		return gw, plan
+	}
+	pinfo.Status = gatewayMeasured
+	return gw, plan
 }
 
 // warmUp loads every target briefly, then reads its idle RSS. The mock and
@@ -139,15 +171,19 @@ func warmUp(ctx context.Context, o options, targets []*target, mock *proc, rep *
 		if t.skip != "" {
 			continue
 		}
-		for _, sc := range []scenario{{"chat", false, maxOf(o.Concurrency)}, {"stream", true, o.StreamConcurrency}} {
+		scenarios := []scenario{{"chat", false, maxOf(o.Concurrency)}, {"stream", true, o.StreamConcurrency}}
+		if t.chatOnly {
+			scenarios = scenarios[:1]
+		}
+		for _, sc := range scenarios {
 			res, err := runLoad(ctx, t, mock, sc, d)
-			if gatewayGone(t, err, &rep.Gateway) {
+			if gatewayGone(t, err) {
 				break
 			}
 			if err != nil {
 				return err
 			}
-			if res.Errors > 0 && t.name != "gateway" {
+			if res.Errors > 0 && t.status == nil {
 				return fmt.Errorf("warm-up of %s: %d errors, first: %s", t.name, res.Errors, res.FirstError)
 			}
 			rep.Rounds = append(rep.Rounds, res)
@@ -155,7 +191,7 @@ func warmUp(ctx context.Context, o options, targets []*target, mock *proc, rep *
 	}
 	time.Sleep(500 * time.Millisecond) // let the warm-up's connections go idle
 	for _, t := range targets {
-		if t.proc == nil || t.proc.exited() {
+		if t.proc == nil || t.proc.exited() || t.chatOnly { // gateway-plan: the gateway's process
 			continue
 		}
 		kib, err := procRSSKiB(t.proc.pid())
@@ -181,11 +217,11 @@ func loadRounds(ctx context.Context, o options, targets []*target, mock *proc, r
 		order := rotate(targets, round-1)
 		for _, sc := range scenarios {
 			for _, t := range order {
-				if t.skip != "" {
+				if t.skip != "" || (sc.stream && t.chatOnly) {
 					continue
 				}
 				res, err := runLoad(ctx, t, mock, sc, d)
-				if gatewayGone(t, err, &rep.Gateway) {
+				if gatewayGone(t, err) {
 					continue
 				}
 				if err != nil {
@@ -193,7 +229,7 @@ func loadRounds(ctx context.Context, o options, targets []*target, mock *proc, r
 				}
 				res.Round = round
 				rep.Rounds = append(rep.Rounds, res)
-				logf("round %d/%d %-6s c=%-3d %-7s %8.0f req/s  p50 %6.2f ms  %6.0f µs CPU/req  %d errors",
+				logf("round %d/%d %-6s c=%-3d %-12s %8.0f req/s  p50 %6.2f ms  %6.0f µs CPU/req  %d errors",
 					round, o.Rounds, sc.name, sc.concurrency, t.name, float64(res.ReqPerSec), float64(res.P50ms),
 					float64(res.CPUMicrosPerReq), res.Errors)
 			}
@@ -203,14 +239,14 @@ func loadRounds(ctx context.Context, o options, targets []*target, mock *proc, r
 }
 
 // gatewayGone reports whether err came from the gateway having exited, and
-// if so takes it out of the run: a crashing gateway is a finding, not a
-// broken bench.
-func gatewayGone(t *target, err error, info *gatewayInfo) bool {
-	if err == nil || t.name != "gateway" || t.proc == nil || !t.proc.exited() {
+// if so takes the target (gateway or gateway-plan) out of the run: a
+// crashing gateway is a finding, not a broken bench.
+func gatewayGone(t *target, err error) bool {
+	if err == nil || t.status == nil || t.proc == nil || !t.proc.exited() {
 		return false
 	}
 	t.skip = "exited during the run"
-	info.Status = fmt.Sprintf("exited during the run (%v)", t.proc.err)
+	*t.status = fmt.Sprintf("exited during the run (%v)", t.proc.err)
 	return true
 }
 

@@ -33,7 +33,21 @@ type gatewayInfo struct {
 	LogTail      string  `json:"log_tail,omitempty"`
 }
 
-// Gateway statuses.
+// planInfo is why the plan-billed target (the gateway, called with the
+// key of a user whose calls only a plan pays) was or was not measured.
+type planInfo struct {
+	Status  string `json:"status"` // "measured", or why not
+	LogTail string `json:"log_tail,omitempty"`
+}
+
+// The gateway's targets: the same process and base URL, called with the
+// key of a user with balance, or of a user with a plan and no balance.
+const (
+	targetGateway = "gateway"
+	targetPlan    = "gateway-plan"
+)
+
+// Gateway statuses (of both gateway targets).
 const (
 	gatewayMeasured     = "measured"
 	gatewayNoRelay      = "relay not available"
@@ -166,19 +180,55 @@ func seedGateway(ctx context.Context, base, rootToken, mockBase string) (string,
 		map[string]any{"user_id": u.ID, "quota": int64(1_000_000_000_000), "remark": "bench"}, nil); err != nil {
 		return "", fmt.Errorf("top up: %w", err)
 	}
+	return userKey(ctx, base, "bench", "bench-password")
+}
+
+// benchPlanLimits is the plan's model_limits: bench-model with limits no
+// run reaches (10^15 requests and tokens per 5 h), so every call is paid by
+// the plan and none is refused by it.
+const benchPlanLimits = `{"bench-model":{"period_h":5,"request_period":1000000000000000,"token_period":1000000000000000}}`
+
+// seedPlanUser creates, after seedGateway, what a plan-billed call of
+// bench-model needs: a plan listing the model, a user bench-plan without
+// balance (quota 0: a call can only be paid by the plan), a subscription to
+// the plan for it, and its API key, which it returns.
+func seedPlanUser(ctx context.Context, base, rootToken string) (string, error) {
+	var plan struct{ ID int64 }
+	if err := apiCall(ctx, apiClient, http.MethodPost, base+"/api/plan/", rootToken,
+		map[string]any{"name": "bench-plan", "price": 0, "duration_days": 30, "status": 1, "model_limits": benchPlanLimits}, &plan); err != nil {
+		return "", fmt.Errorf("create plan: %w", err)
+	}
+	if plan.ID <= 0 {
+		return "", errors.New("create plan: data carries no plan id")
+	}
+	var u struct{ ID int64 }
+	if err := apiCall(ctx, apiClient, http.MethodPost, base+"/api/user/", rootToken,
+		map[string]any{"username": "bench-plan", "password": "bench-password"}, &u); err != nil {
+		return "", fmt.Errorf("create user bench-plan: %w", err)
+	}
+	if err := apiCall(ctx, apiClient, http.MethodPost, base+"/api/subscription/", rootToken,
+		map[string]any{"user_id": u.ID, "plan_id": plan.ID, "duration_days": 30}, nil); err != nil {
+		return "", fmt.Errorf("create subscription: %w", err)
+	}
+	return userKey(ctx, base, "bench-plan", "bench-password")
+}
+
+// userKey logs in as a user and creates its unlimited, never-expiring API
+// key, which it returns.
+func userKey(ctx context.Context, base, username, password string) (string, error) {
 	jar, _ := cookiejar.New(nil)
 	user := &http.Client{Jar: jar, Timeout: 10 * time.Second}
 	if err := apiCall(ctx, user, http.MethodPost, base+"/api/user/login", "",
-		map[string]any{"username": "bench", "password": "bench-password"}, nil); err != nil {
-		return "", fmt.Errorf("log in as bench: %w", err)
+		map[string]any{"username": username, "password": password}, nil); err != nil {
+		return "", fmt.Errorf("log in as %s: %w", username, err)
 	}
 	var tok struct{ Key string }
 	if err := apiCall(ctx, user, http.MethodPost, base+"/api/token/", "",
-		map[string]any{"name": "bench", "unlimited_quota": true, "expired_time": -1}, &tok); err != nil {
-		return "", fmt.Errorf("create API key: %w", err)
+		map[string]any{"name": username, "unlimited_quota": true, "expired_time": -1}, &tok); err != nil {
+		return "", fmt.Errorf("create API key of %s: %w", username, err)
 	}
 	if !strings.HasPrefix(tok.Key, "sk-") {
-		return "", fmt.Errorf("create API key: data.key %q is not a full sk- key", tok.Key)
+		return "", fmt.Errorf("create API key of %s: data.key %q is not a full sk- key", username, tok.Key)
 	}
 	return tok.Key, nil
 }
@@ -230,12 +280,17 @@ func apiCall(ctx context.Context, c *http.Client, method, url, bearer string, bo
 	return nil
 }
 
-// probeRelay makes one chat call and one stream call through the gateway.
-// It returns "" when both succeed, otherwise the gateway's status for the
-// report: the relay not being there yet (404, 501) is not the bench's error.
+// probeRelay makes one chat call and one stream call (only the chat call
+// for a chat-only target) through the gateway. It returns "" when they
+// succeed, otherwise the target's status for the report: the relay not
+// being there yet (404, 501) is not the bench's error.
 func probeRelay(ctx context.Context, t *target) (string, string) {
 	var buf bytes.Buffer
-	for _, stream := range []bool{false, true} {
+	modes := []bool{false, true}
+	if t.chatOnly {
+		modes = modes[:1]
+	}
+	for _, stream := range modes {
 		body := chatBody
 		if stream {
 			body = streamBody

@@ -27,7 +27,8 @@ var (
 // target; at the mock's ~20,000 req/s a 3 s interval makes ~60,000.
 const maxRequestsPerLoad = 1_000_000
 
-// target is one thing under load: the mock alone, the proxy or the gateway.
+// target is one thing under load: the mock alone, the proxy, the gateway
+// or the gateway called with the plan user's key (gateway-plan).
 type target struct {
 	name   string
 	proc   *proc  // the process whose CPU and RSS are read
@@ -35,6 +36,13 @@ type target struct {
 	key    string // sent as Authorization: Bearer (the gateway's sk- key)
 	client *http.Client
 	skip   string // why the target is not measured; empty when it is
+	// status is the target's status in the report for the gateway's
+	// targets (a failing gateway is a finding, not a broken bench); nil for
+	// mock and proxy.
+	status *string
+	// chatOnly: only the chat loads run, no stream load and no memory
+	// figures (gateway-plan, which shares the gateway's process).
+	chatOnly bool
 }
 
 // newLoadClient is a keep-alive client whose pool holds a connection for

@@ -1,12 +1,13 @@
 // Command bench measures the gateway against the targets in docs/performance.md: a
 // zero-latency mock upstream alone, the standard library's reverse proxy in
-// front of it (the floor), and the modelgate binary in front of it, under
+// front of it (the floor), and the modelgate binary in front of it (also
+// with calls only a plan pays: target gateway-plan), under
 // the same load, alternating targets round by round. It prints a table and
 // writes every raw figure to a JSON file. See docs/performance.md.
 //
 // Usage:
 //
-//	go run ./cmd/bench          # about 2.5 minutes
+//	go run ./cmd/bench          # about 3 minutes
 //	go run ./cmd/bench -quick   # about 30 s
 //
 // The exit status is 0 whatever the figures are; it is 1 only when the
@@ -97,7 +98,7 @@ func main() {
 	defer stop()
 	// The run stops by itself even if a target hangs: every phase is bounded
 	// and this deadline bounds the whole.
-	ctx, cancel := context.WithTimeout(ctx, o.estimate(3)+5*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, o.estimate(3, 1)+5*time.Minute)
 	defer cancel()
 	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -146,12 +147,14 @@ func (o options) validate() error {
 	return nil
 }
 
-// estimate is the expected length of a run measuring that many targets,
+// estimate is the expected length of a run measuring that many targets
+// with every load and that many with the chat loads only (gateway-plan),
 // not counting the gateway build.
-func (o options) estimate(targets float64) time.Duration {
-	load := float64(o.Rounds*(len(o.Concurrency)+1)) * targets * o.DurationSeconds
-	warm := targets * 1.5 * o.WarmupSeconds
-	hold := targets * (o.SettleSeconds + 2)
+func (o options) estimate(full, chatOnly float64) time.Duration {
+	loads := float64(len(o.Concurrency)+1)*full + float64(len(o.Concurrency))*chatOnly
+	load := float64(o.Rounds) * loads * o.DurationSeconds
+	warm := (full*1.5 + chatOnly*0.75) * o.WarmupSeconds
+	hold := full * (o.SettleSeconds + 2)
 	return time.Duration((load + warm + hold) * float64(time.Second))
 }
 

@@ -11,19 +11,22 @@ import (
 
 // report is everything a run measured; it is written as JSON as is.
 type report struct {
-	Machine machine          `json:"machine"`
-	Flags   options          `json:"flags"`
-	Started string           `json:"started"`
-	Seconds figure           `json:"seconds"`
-	NoFile  noFileLimit      `json:"rlimit_nofile"`
-	Gateway gatewayInfo      `json:"gateway"`
-	IdleKiB map[string]int64 `json:"idle_rss_kib"` // by target, after the warm-up
-	Summary []summaryRow     `json:"summary"`
-	Memory  []memResult      `json:"memory"`
-	Checks  []check          `json:"checks"`
-	Rounds  []roundResult    `json:"rounds"` // every interval; round 0 is the warm-up
-	Error   string           `json:"error,omitempty"`
-	started time.Time
+	Machine machine     `json:"machine"`
+	Flags   options     `json:"flags"`
+	Started string      `json:"started"`
+	Seconds figure      `json:"seconds"`
+	NoFile  noFileLimit `json:"rlimit_nofile"`
+	Gateway gatewayInfo `json:"gateway"`
+	// GatewayPlan is the plan-billed target: the same gateway, called with
+	// the key of a user whose calls only a plan pays.
+	GatewayPlan planInfo         `json:"gateway_plan"`
+	IdleKiB     map[string]int64 `json:"idle_rss_kib"` // by target, after the warm-up
+	Summary     []summaryRow     `json:"summary"`
+	Memory      []memResult      `json:"memory"`
+	Checks      []check          `json:"checks"`
+	Rounds      []roundResult    `json:"rounds"` // every interval; round 0 is the warm-up
+	Error       string           `json:"error,omitempty"`
+	started     time.Time
 }
 
 // machine is where the run happened.
@@ -74,14 +77,15 @@ func (r *report) finish(runErr error) {
 	if runErr != nil {
 		r.Error = runErr.Error()
 	}
-	r.Summary = summarise(r.Rounds, r.Flags, r.Gateway.Status)
-	r.Checks = evaluate(r.Summary, r.Memory, r.Flags, r.Gateway.Status)
+	r.Summary = summarise(r.Rounds, r.Flags, r.Gateway.Status, r.GatewayPlan.Status)
+	r.Checks = evaluate(r.Summary, r.Memory, r.Flags, r.Gateway.Status, r.GatewayPlan.Status)
 }
 
 // summarise pools the measured rounds (not the warm-up) per target and
 // scenario: req/s is all requests over all seconds, percentiles are over
-// all samples, CPU is all ticks over all requests.
-func summarise(rounds []roundResult, o options, gatewayStatus string) []summaryRow {
+// all samples, CPU is all ticks over all requests. gateway-plan has chat
+// rows only.
+func summarise(rounds []roundResult, o options, gatewayStatus, planStatus string) []summaryRow {
 	type key struct {
 		target, scenario string
 		c                int
@@ -121,13 +125,19 @@ func summarise(rounds []roundResult, o options, gatewayStatus string) []summaryR
 	}
 	scenarios = append(scenarios, scenario{"stream", true, o.StreamConcurrency})
 	for _, sc := range scenarios {
-		for _, name := range []string{"mock", "proxy", "gateway"} {
+		for _, name := range []string{"mock", "proxy", targetGateway, targetPlan} {
+			if name == targetPlan && sc.stream {
+				continue
+			}
 			p := pools[key{name, sc.name, sc.concurrency}]
 			if p == nil {
 				row := summaryRow{Target: name, Scenario: sc.name, Concurrency: sc.concurrency, Skipped: "not measured",
 					ReqPerSec: nan(), P50ms: nan(), P99ms: nan(), CPUMicrosPerReq: nan(), UpstreamCPUMicrosPerReq: nan()}
-				if name == "gateway" && gatewayStatus != gatewayMeasured {
+				if name == targetGateway && gatewayStatus != gatewayMeasured {
 					row.Skipped = shortStatus(gatewayStatus)
+				}
+				if name == targetPlan && planStatus != gatewayMeasured {
+					row.Skipped = shortStatus(planStatus)
 				}
 				rows = append(rows, row)
 				continue
@@ -147,8 +157,10 @@ func summarise(rounds []roundResult, o options, gatewayStatus string) []summaryR
 	return rows
 }
 
-// evaluate holds the gateway's figures against the targets (docs/performance.md).
-func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus string) []check {
+// evaluate holds the gateway's figures against the targets
+// (docs/performance.md), then gateway-plan's chat figures against the same
+// throughput and CPU targets.
+func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus, planStatus string) []check {
 	find := func(target, scenario string, c int) summaryRow {
 		for _, r := range rows {
 			if r.Target == target && r.Scenario == scenario && r.Concurrency == c {
@@ -159,7 +171,7 @@ func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus strin
 	}
 	var checks []check
 	for _, c := range o.Concurrency {
-		g, p := find("gateway", "chat", c), find("proxy", "chat", c)
+		g, p := find(targetGateway, "chat", c), find("proxy", "chat", c)
 		t := failOnErrors(ratioCheck("throughput vs proxy", float64(g.ReqPerSec), float64(p.ReqPerSec), minThroughputRatio, true), g.Errors)
 		u := failOnErrors(ratioCheck("CPU per request vs proxy", float64(g.CPUMicrosPerReq), float64(p.CPUMicrosPerReq), maxCPURatio, false), g.Errors)
 		t.Concurrency, u.Concurrency = c, c
@@ -168,7 +180,7 @@ func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus strin
 	gm, pm := memResult{MiBPer1000: nan(), AfterOverIdle: nan()}, memResult{MiBPer1000: nan()}
 	for _, m := range mem {
 		switch m.Target {
-		case "gateway":
+		case targetGateway:
 			gm = m
 		case "proxy":
 			pm = m
@@ -184,6 +196,19 @@ func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus strin
 		}
 	}
 	checks = append(checks, streams, back)
+	gatewayChecks := len(checks)
+	for _, c := range o.Concurrency {
+		g, p := find(targetPlan, "chat", c), find("proxy", "chat", c)
+		t := failOnErrors(ratioCheck("plan-billed throughput vs proxy", float64(g.ReqPerSec), float64(p.ReqPerSec), minThroughputRatio, true), g.Errors)
+		u := failOnErrors(ratioCheck("plan-billed CPU per request vs proxy", float64(g.CPUMicrosPerReq), float64(p.CPUMicrosPerReq), maxCPURatio, false), g.Errors)
+		t.Concurrency, u.Concurrency = c, c
+		checks = append(checks, t, u)
+	}
+	if planStatus != gatewayMeasured {
+		for i := gatewayChecks; i < len(checks); i++ {
+			checks[i].Verdict, checks[i].Note = verdictNA, targetPlan+": "+shortStatus(planStatus)
+		}
+	}
 	if gatewayStatus != gatewayMeasured {
 		for i := range checks {
 			checks[i].Verdict, checks[i].Note = verdictNA, "gateway: "+shortStatus(gatewayStatus)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -122,16 +123,60 @@ func TestFigureJSON(t *testing.T) {
 
 func TestEvaluateWithoutGateway(t *testing.T) {
 	o := options{Concurrency: []int{1, 16}, StreamConcurrency: 16}
-	rows := summarise(nil, o, gatewayNoRelay+" (HTTP 404)")
+	status := gatewayNoRelay + " (HTTP 404)"
+	rows := summarise(nil, o, status, "not measured (gateway: "+gatewayNoRelay+")")
 	for _, r := range rows {
-		if r.Target == "gateway" && r.Skipped != gatewayNoRelay {
+		if r.Target == targetGateway && r.Skipped != gatewayNoRelay {
 			t.Errorf("gateway row skipped %q, want %q", r.Skipped, gatewayNoRelay)
 		}
 	}
-	for _, c := range evaluate(rows, nil, o, gatewayNoRelay+" (HTTP 404)") {
+	for _, c := range evaluate(rows, nil, o, status, "not measured (gateway: "+gatewayNoRelay+")") {
 		if c.Verdict != verdictNA {
 			t.Errorf("%s c=%d: %s, want n/a while the relay is missing", c.Name, c.Concurrency, c.Verdict)
 		}
+	}
+}
+
+// Until the relay bills plans, the plan user's calls fail: the plan
+// target's rows and checks say so, and the gateway's checks stand.
+func TestEvaluatePlanFailing(t *testing.T) {
+	o := options{Concurrency: []int{1, 16}, StreamConcurrency: 16}
+	var rounds []roundResult
+	for _, c := range o.Concurrency {
+		for _, name := range []string{"proxy", targetGateway} {
+			rounds = append(rounds, roundResult{Target: name, Scenario: "chat", Concurrency: c, Round: 1,
+				Requests: 1000, Seconds: 1, CPUTicks: 10})
+		}
+	}
+	planStatus := gatewayRelayFailing + " (HTTP 429: insufficient quota)"
+	rows := summarise(rounds, o, gatewayMeasured, planStatus)
+	planRows := 0
+	for _, r := range rows {
+		if r.Target != targetPlan {
+			continue
+		}
+		planRows++
+		if r.Scenario != "chat" || r.Skipped != gatewayRelayFailing {
+			t.Errorf("plan row %s c=%d skipped %q, want a chat row skipped %q", r.Scenario, r.Concurrency, r.Skipped, gatewayRelayFailing)
+		}
+	}
+	if planRows != len(o.Concurrency) {
+		t.Errorf("%d plan rows, want one per chat concurrency (%d)", planRows, len(o.Concurrency))
+	}
+	plan := 0
+	for _, c := range evaluate(rows, nil, o, gatewayMeasured, planStatus) {
+		switch {
+		case strings.HasPrefix(c.Name, "plan-billed "):
+			plan++
+			if c.Verdict != verdictNA || c.Note != targetPlan+": "+gatewayRelayFailing {
+				t.Errorf("%s c=%d: %s (%s), want n/a for the failing plan target", c.Name, c.Concurrency, c.Verdict, c.Note)
+			}
+		case c.Concurrency > 0 && c.Verdict != verdictPass:
+			t.Errorf("%s c=%d: %s, want PASS (gateway equal to proxy)", c.Name, c.Concurrency, c.Verdict)
+		}
+	}
+	if plan != 2*len(o.Concurrency) {
+		t.Errorf("%d plan-billed checks, want %d", plan, 2*len(o.Concurrency))
 	}
 }
 
