@@ -139,6 +139,11 @@ func runLoad(ctx context.Context, t *target, mock *proc, sc scenario, dur time.D
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	// The target's CPU is read once it is idle again, so the interval
+	// includes its own tail (the gateway's group commits and log batches of
+	// the last calls) rather than handing it to the next interval of the
+	// same process: gateway-plan follows gateway in most rounds.
+	waitIdle(ctx, t.proc.pid())
 	cpu1, err := procCPUTicks(t.proc.pid())
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", t.name, err)
@@ -237,4 +242,26 @@ func abbreviate(b []byte) string {
 		return strings.ToValidUTF8(s[:limit], "") + "…"
 	}
 	return s
+}
+
+// Idle detection of a target after a load: no CPU tick in idleProbe, for
+// at most idleWait.
+const (
+	idleProbe = 50 * time.Millisecond
+	idleWait  = 2 * time.Second
+)
+
+// waitIdle waits until the process pid spends no CPU tick during
+// idleProbe, for at most idleWait (a process that never idles is measured
+// as it is then).
+func waitIdle(ctx context.Context, pid int) {
+	last, err := procCPUTicks(pid)
+	for end := time.Now().Add(idleWait); err == nil && time.Now().Before(end) && ctx.Err() == nil; {
+		time.Sleep(idleProbe)
+		now, err2 := procCPUTicks(pid)
+		if err2 != nil || now == last {
+			return
+		}
+		last = now
+	}
 }

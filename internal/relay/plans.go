@@ -194,21 +194,29 @@ func (c *call) setRateLimitHeaders() {
 // rateLimitHeader sets on h (a new header when nil) the x-ratelimit-limit,
 // -remaining and -reset headers of l's measure. The reset is a duration
 // as OpenAI writes it ("1s", "6m0s"); the lifetime allowance, which never
-// resets, has none.
+// resets, has none. The keys are written canonical, as http.Header.Set
+// would, without canonicalising them on every call.
 func rateLimitHeader(h http.Header, l planlimit.Status, now time.Time) http.Header {
 	if h == nil {
 		h = http.Header{}
 	}
-	measure := "requests"
+	keys := &rateLimitKeys[0]
 	if l.Measure == planlimit.Tokens {
-		measure = "tokens"
+		keys = &rateLimitKeys[1]
 	}
-	h.Set("X-Ratelimit-Limit-"+measure, strconv.FormatInt(l.Limit, 10))
-	h.Set("X-Ratelimit-Remaining-"+measure, strconv.FormatInt(l.Remaining, 10))
+	h[keys[0]] = []string{strconv.FormatInt(l.Limit, 10)}
+	h[keys[1]] = []string{strconv.FormatInt(l.Remaining, 10)}
 	if !l.Lifetime && !l.Reset.IsZero() {
-		h.Set("X-Ratelimit-Reset-"+measure, resetText(l.Reset.Sub(now)))
+		h[keys[2]] = []string{resetText(l.Reset.Sub(now))}
 	}
 	return h
+}
+
+// rateLimitKeys are OpenAI's rate-limit headers, limit, remaining and
+// reset, of requests and of tokens.
+var rateLimitKeys = [2][3]string{
+	{"X-Ratelimit-Limit-Requests", "X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests"},
+	{"X-Ratelimit-Limit-Tokens", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"},
 }
 
 // resetText writes d as OpenAI's reset headers do.
