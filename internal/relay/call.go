@@ -34,6 +34,7 @@ type call struct {
 	// bodyModel is the model the body names; meta.model is the model the
 	// call is served as, which plan rule 1 may change (plans.go).
 	bodyModel string
+	prompt    int64 // promptBound's value; -1 until computed
 	snap      *snapshot
 	// tiers are the channels of the caller's group for the model, highest
 	// priority first (offered looks them up once; choose picks from them).
@@ -63,7 +64,7 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rl.memory.observe(rl.inflight.Add(1))
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
-		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r)}
+		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), prompt: -1}
 		w.Header().Set("X-Request-Id", c.requestID)
 		defer c.releaseBody() // after recover: the body lives as long as the call
 		defer c.recover()
@@ -176,12 +177,21 @@ func (c *call) describe() {
 	c.bill = billing.Call{
 		UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota,
 		Price: price.Price(), Discount: pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model),
-		PromptBound: promptTokenBound(c.body), MaxTokens: c.meta.maxTokens, Choices: c.meta.choices,
+		PromptBound: c.promptBound(), MaxTokens: c.meta.maxTokens, Choices: c.meta.choices,
 		Kind: billingKind(c.ep.usage), Multipart: c.ep.multipart,
 		DefaultMaxTokens: opts.DefaultMaxTokens, Strict: !opts.BillingOverrunAllowed,
 		Username: c.key.user.Username, Group: c.key.user.Group, TokenName: c.key.token.Name, Model: c.meta.model,
 		RequestID: c.requestID, SessionKey: sessionKey(c.r), Stream: c.meta.stream, Start: c.start,
 	}
+}
+
+// promptBound is promptTokenBound of the body, computed once per call: a
+// caller with subscriptions may be described to several payers.
+func (c *call) promptBound() int64 {
+	if c.prompt < 0 {
+		c.prompt = promptTokenBound(c.body)
+	}
+	return c.prompt
 }
 
 // reserve asks payer to reserve for the described call. The balance payer
