@@ -198,7 +198,8 @@ func (s *Store) ReleaseExpiredLeases(ctx context.Context) (leases, holds int, er
 }
 
 // releaseHolds gives back the reservations recorded under leaseIDs plus the
-// reservations ids, and deletes the leases. settle locks each reservation
+// reservations ids, and the plan usage reserved under leaseIDs, and deletes
+// the leases. settle locks each reservation
 // and skips those a settlement closed meanwhile, so nothing is returned
 // twice.
 func (tx *Tx) releaseHolds(leaseIDs, ids []int64) (int, error) {
@@ -226,12 +227,16 @@ func (tx *Tx) releaseHolds(leaseIDs, ids []int64) (int, error) {
 	if err := tx.settle(ops); err != nil {
 		return 0, err
 	}
+	usage, err := tx.releaseUsageHolds(leaseIDs)
+	if err != nil {
+		return 0, err
+	}
 	if len(leaseIDs) > 0 {
 		if err := tx.db.Where("id IN ?", leaseIDs).Delete(&Lease{}).Error; err != nil {
 			return 0, err
 		}
 	}
-	return len(ops), nil
+	return len(ops) + usage, nil
 }
 
 // nowMillisSQL reads the database server's clock in unix milliseconds, so

@@ -148,8 +148,8 @@ func (tx *Tx) reserveUsage(op UsageOp, r UsageReservation) (planlimit.Decision, 
 	if err := tx.addUsage(usageDelta{op.SubscriptionID, op.Model, r.BucketStart, 1, op.Tokens}); err != nil {
 		return d, err
 	}
-	hold := v9PlanUsageHold{HoldKey: r.Key, SubscriptionID: op.SubscriptionID, Model: op.Model,
-		BucketStart: r.BucketStart, Tokens: op.Tokens, CreatedAt: op.Now.Unix()}
+	hold := planUsageHold{HoldKey: r.Key, SubscriptionID: op.SubscriptionID, Model: op.Model,
+		BucketStart: r.BucketStart, Tokens: op.Tokens, CreatedAt: op.Now.Unix(), LeaseID: tx.s.LeaseID()}
 	return d, tx.db.Create(&hold).Error
 }
 
@@ -324,8 +324,8 @@ func (tx *Tx) closeUsage(key string, release bool, realTokens int64) (applied bo
 
 // closeUsageHold deletes an open hold and returns it; ok is false when it
 // is not open (settled, released, or never made).
-func (tx *Tx) closeUsageHold(key string) (h v9PlanUsageHold, ok bool, err error) {
-	var rows []v9PlanUsageHold
+func (tx *Tx) closeUsageHold(key string) (h planUsageHold, ok bool, err error) {
+	var rows []planUsageHold
 	if err := tx.forUpdate().Where("hold_key = ?", key).Limit(1).Find(&rows).Error; err != nil {
 		return h, false, err
 	}
@@ -335,26 +335,67 @@ func (tx *Tx) closeUsageHold(key string) (h v9PlanUsageHold, ok bool, err error)
 	// The delete is the guard: of two settlements racing, only the one
 	// that deleted the row applies (the locking read makes the other wait
 	// and find nothing).
-	res := tx.db.Where("hold_key = ?", key).Delete(&v9PlanUsageHold{})
+	res := tx.db.Where("hold_key = ?", key).Delete(&planUsageHold{})
 	if res.Error != nil || res.RowsAffected != 1 {
 		return h, false, res.Error
 	}
 	return rows[0], true, nil
 }
 
-// ReleaseStaleUsageHolds releases up to limit holds created before cutoff:
-// reservations whose process died before settling. Until then their
+// ReleaseStaleUsageHolds releases up to limit holds created before cutoff
+// that no live billing lease covers: reservations whose process died before
+// settling, on SQLite or before leases (holds under a lease come back with
+// it: releaseHolds). Until then their
 // estimate counts, which errs on the operator's side. It returns how many
 // it released.
 func (s *Store) ReleaseStaleUsageHolds(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	var keys []string
-	if err := s.read(ctx).Model(&v9PlanUsageHold{}).Where("created_at < ?", cutoff.Unix()).
+	if err := s.read(ctx).Model(&planUsageHold{}).
+		Where("created_at < ? AND (lease_id = 0 OR lease_id NOT IN (SELECT id FROM billing_leases))", cutoff.Unix()).
 		Order("created_at").Limit(limit).Pluck("hold_key", &keys).Error; err != nil {
 		return 0, wrap("list stale plan usage holds", err)
 	}
 	n := 0
 	for _, k := range keys {
 		applied, err := s.ReleaseUsage(ctx, UsageReservation{Key: k})
+		if err != nil {
+			return n, err
+		}
+		if applied {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// planUsageHold is an open usage reservation (plan_usage_holds; migrations
+// 0009 and 0010). LeaseID is the billing lease of the process that made it
+// (0: none, SQLite).
+type planUsageHold struct {
+	HoldKey        string `gorm:"primaryKey;size:32"`
+	SubscriptionID int64  `gorm:"not null"`
+	Model          string `gorm:"size:191;not null"`
+	BucketStart    int64  `gorm:"not null"`
+	Tokens         int64  `gorm:"not null"`
+	CreatedAt      int64  `gorm:"autoCreateTime:false;not null;index"`
+	LeaseID        int64  `gorm:"not null;default:0"`
+}
+
+func (planUsageHold) TableName() string { return "plan_usage_holds" }
+
+// releaseUsageHolds gives back the usage reservations made under leaseIDs
+// (processes that died or ended) and returns how many.
+func (tx *Tx) releaseUsageHolds(leaseIDs []int64) (int, error) {
+	if len(leaseIDs) == 0 {
+		return 0, nil
+	}
+	var keys []string
+	if err := tx.db.Model(&planUsageHold{}).Where("lease_id IN ?", leaseIDs).Order("subscription_id").Pluck("hold_key", &keys).Error; err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		applied, err := tx.closeUsage(k, true, 0)
 		if err != nil {
 			return n, err
 		}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/planlimit"
 	"github.com/modelgate/modelgate/internal/store"
@@ -98,6 +99,42 @@ func TestSettlementUsage(t *testing.T) {
 		}
 		if r, tok, _ := usageOf(t, s, 25, usageNow); r != 1 || tok != 70 {
 			t.Errorf("replayed: %d requests, %d tokens; want 1, 70", r, tok)
+		}
+	})
+}
+
+// Plan usage reserved by a process that dies comes back with its billing
+// lease, once, however many janitors run; a live lease keeps it.
+func TestExpiredLeaseUsageHoldsAreReleased(t *testing.T) {
+	eachEngine(t, func(t *testing.T, db database) {
+		ctx := context.Background()
+		owner, janitor := db.open(t, 0), db.open(t, 0)
+		if _, err := owner.StartLease(ctx, "owner", 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		rule := planlimit.Rule{RequestPeriod: 3}
+		for range 3 {
+			if _, err := reserveUsage(owner, 31, rule, 100, usageNow); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := reserveUsage(owner, 31, rule, 100, usageNow); err == nil {
+			t.Fatal("a fourth reservation fit a limit of 3")
+		}
+		if _, h, err := janitor.ReleaseExpiredLeases(ctx); err != nil || h != 0 {
+			t.Fatalf("live lease: released %d holds, %v", h, err)
+		}
+		time.Sleep(400 * time.Millisecond) // the owner dies: no renewal
+		for range 2 {
+			if _, _, err := janitor.ReleaseExpiredLeases(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r, tok, life := usageOf(t, janitor, 31, usageNow); r != 0 || tok != 0 || life != 0 {
+			t.Errorf("after the lease expired: %d requests, %d tokens, %d lifetime; want all given back once", r, tok, life)
+		}
+		if _, err := reserveUsage(janitor, 31, rule, 100, usageNow); err != nil {
+			t.Errorf("after the release: %v", err)
 		}
 	})
 }
