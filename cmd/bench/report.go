@@ -170,13 +170,18 @@ func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus, plan
 		return summaryRow{ReqPerSec: nan(), CPUMicrosPerReq: nan()}
 	}
 	var checks []check
-	for _, c := range o.Concurrency {
-		g, p := find(targetGateway, "chat", c), find("proxy", "chat", c)
-		t := failOnErrors(ratioCheck("throughput vs proxy", float64(g.ReqPerSec), float64(p.ReqPerSec), minThroughputRatio, true), g.Errors)
-		u := failOnErrors(ratioCheck("CPU per request vs proxy", float64(g.CPUMicrosPerReq), float64(p.CPUMicrosPerReq), maxCPURatio, false), g.Errors)
-		t.Concurrency, u.Concurrency = c, c
-		checks = append(checks, t, u)
+	// ratioChecks are the throughput and CPU checks of target against the
+	// proxy at every concurrency, named with prefix.
+	ratioChecks := func(target, prefix string) {
+		for _, c := range o.Concurrency {
+			g, p := find(target, "chat", c), find("proxy", "chat", c)
+			t := failOnErrors(ratioCheck(prefix+"throughput vs proxy", float64(g.ReqPerSec), float64(p.ReqPerSec), minThroughputRatio, true), g.Errors)
+			u := failOnErrors(ratioCheck(prefix+"CPU per request vs proxy", float64(g.CPUMicrosPerReq), float64(p.CPUMicrosPerReq), maxCPURatio, false), g.Errors)
+			t.Concurrency, u.Concurrency = c, c
+			checks = append(checks, t, u)
+		}
 	}
+	ratioChecks(targetGateway, "")
 	gm, pm := memResult{MiBPer1000: nan(), AfterOverIdle: nan()}, memResult{MiBPer1000: nan()}
 	for _, m := range mem {
 		switch m.Target {
@@ -197,13 +202,7 @@ func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus, plan
 	}
 	checks = append(checks, streams, back)
 	gatewayChecks := len(checks)
-	for _, c := range o.Concurrency {
-		g, p := find(targetPlan, "chat", c), find("proxy", "chat", c)
-		t := failOnErrors(ratioCheck("plan-billed throughput vs proxy", float64(g.ReqPerSec), float64(p.ReqPerSec), minThroughputRatio, true), g.Errors)
-		u := failOnErrors(ratioCheck("plan-billed CPU per request vs proxy", float64(g.CPUMicrosPerReq), float64(p.CPUMicrosPerReq), maxCPURatio, false), g.Errors)
-		t.Concurrency, u.Concurrency = c, c
-		checks = append(checks, t, u)
-	}
+	ratioChecks(targetPlan, "plan-billed ")
 	if planStatus != gatewayMeasured {
 		for i := gatewayChecks; i < len(checks); i++ {
 			checks[i].Verdict, checks[i].Note = verdictNA, targetPlan+": "+shortStatus(planStatus)

@@ -6,28 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/auth"
 )
 
-// clock is a settable time source for LoginThrottle.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *apptest.Clock { return apptest.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 func fail(lt *auth.LoginThrottle, n int, username, ip string) {
 	for range n {

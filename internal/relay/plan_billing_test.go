@@ -17,39 +17,13 @@ import (
 // billing"): subscriptions pay before the balance, plan rules 1 and 2, each
 // limit in its window, the rate-limit headers, and the fallback order.
 
-// planClock is a movable clock for the gateway's subscriptions and limit
-// windows, starting on a 3-hour boundary (every bucket boundary) ahead of
-// the real time, so the windows' resets are exact.
-type planClock struct {
-	mu    sync.Mutex
-	start time.Time
-	now   time.Time
-}
-
-func newPlanClock(e *apptest.Env) *planClock {
-	start := time.Unix((time.Now().Unix()/10800+1)*10800, 0)
-	c := &planClock{start: start, now: start}
+// newPlanClock gives the gateway's subscriptions and limit windows a
+// movable clock, starting on a 3-hour boundary (every bucket boundary)
+// ahead of the real time, so the windows' resets are exact.
+func newPlanClock(e *apptest.Env) *apptest.Clock {
+	c := apptest.NewClock(time.Unix((time.Now().Unix()/10800+1)*10800, 0))
 	e.App.SetClock(c.Now)
 	return c
-}
-
-// Set moves the clock to d after its start.
-func (c *planClock) Set(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.start.Add(d)
-}
-
-func (c *planClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *planClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // planGateway is a gateway whose user has no balance: only a subscription
@@ -205,7 +179,7 @@ func TestPlanLimitWindows(t *testing.T) {
 					}
 					return
 				}
-				reset := clock.start.Add(tt.frees)
+				reset := clock.Start().Add(tt.frees)
 				if !strings.Contains(got.Error.Message, reset.UTC().Format(time.RFC3339)) {
 					t.Errorf("%s: message %q does not say when it frees (%s)", when, got.Error.Message, reset)
 				}
