@@ -224,3 +224,35 @@ type UserPlan struct {
 	CreatedTime int64  `gorm:"not null;default:0"`
 	UpdatedTime int64  `gorm:"not null;default:0"`
 }
+
+// Order is a plan order (Type 1) or a top-up order (Type 2) (spec: Order;
+// migration 0011). AmountCents is the price in fen: the API answers it as
+// CNY (amount), payment notifications are compared with it exactly.
+// BonusQuota is what a top-up credits on activation; Mode and ReplacesID
+// are a plan order's purchase mode (stack, price_diff) and, for an
+// upgrade, the subscription its activation ends. PrepayID is the payment
+// channel's id of the pre-payment (the pay answer's trade_no), PayTradeNo
+// the provider's transaction id once paid (or what an admin entered).
+type Order struct {
+	ID          int64  `gorm:"primaryKey;autoIncrement:false"`
+	Type        int    `gorm:"not null"`
+	Source      int    `gorm:"not null;default:1"`
+	OrderNo     string `gorm:"size:32;not null"`
+	UserID      int64  `gorm:"not null"`
+	PlanID      int64  `gorm:"not null;default:0"`
+	PlanInfo    string `gorm:"type:text"`
+	AmountCents int64  `gorm:"not null;default:0"`
+	BonusQuota  int64  `gorm:"not null;default:0"`
+	Mode        string `gorm:"size:16;not null;default:''"`
+	ReplacesID  int64  `gorm:"not null;default:0"`
+	Status      int    `gorm:"not null;default:0"`
+	PayStatus   int    `gorm:"not null;default:0"`
+	PayMethod   string `gorm:"size:16;not null;default:''"`
+	PayTradeNo  string `gorm:"size:128;not null;default:''"`
+	PrepayID    string `gorm:"size:128;not null;default:''"`
+	CreateTime  int64  `gorm:"not null;default:0"`
+	UpdateTime  int64  `gorm:"not null;default:0"`
+	PayTime     int64  `gorm:"not null;default:0"`
+}
+
+func (Order) TableName() string { return "orders" }
