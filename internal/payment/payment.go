@@ -9,6 +9,7 @@ package payment
 import (
 	"context"
 	"errors"
+	"net/http"
 )
 
 // Payment methods (spec: Order pay_method). Self-service orders may use
@@ -109,4 +110,21 @@ type BankConfig struct {
 	BankName    string `json:"bank_name"`
 	Branch      string `json:"branch"`
 	Notes       string `json:"notes"`
+}
+
+// Provider is a wallet channel's protocol (mobile_a, mobile_b): config is
+// the channel's stored configuration (JSON: WechatConfig, AlipayConfig).
+type Provider interface {
+	// Prepay asks the provider to start a payment of p and answers the pay
+	// fields (pay_url, qr_code, trade_no, expire_at) with Status PayReady.
+	// An error says why it could not (the order then answers PayWarning).
+	Prepay(ctx context.Context, config []byte, p Prepay) (Pay, error)
+	// Notify reads and verifies the provider's payment notification r
+	// under config: its signature, that it is for this merchant or app, and
+	// that it reports a successful payment. Only a verified payment is
+	// returned; anything else is an error (logged, nothing changes).
+	Notify(r *http.Request, config []byte) (Paid, error)
+	// Reply answers the provider: success when ok (it stops retrying),
+	// failure otherwise, in the provider's format.
+	Reply(w http.ResponseWriter, ok bool)
 }
