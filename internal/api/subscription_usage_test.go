@@ -12,6 +12,7 @@ import (
 	"github.com/modelgate/modelgate/internal/plan"
 	"github.com/modelgate/modelgate/internal/planlimit"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/store/storetest"
 	"github.com/modelgate/modelgate/internal/user"
 )
 
@@ -248,9 +249,14 @@ func TestSweepPlanUsage(t *testing.T) {
 	s := subscribe(t, root, map[string]any{"user_id": aliceID, "plan_id": p.ID})
 	rule := ruleOf(t, p, "gpt-4o")
 	now := time.Now()
-	use(t, e, s.ID, "gpt-4o", rule, now.Add(-31*24*time.Hour), 5, 5, true) // settled, in buckets no window counts
-	use(t, e, s.ID, "gpt-4o", rule, now.Add(-3*time.Hour), 10, 0, false)   // open: its process died
-	fresh := use(t, e, s.ID, "gpt-4o", rule, now, 20, 0, false)            // open: a call in flight
+	use(t, e, s.ID, "gpt-4o", rule, now.Add(-31*24*time.Hour), 5, 5, true)       // settled, in buckets no window counts
+	dead := use(t, e, s.ID, "gpt-4o", rule, now.Add(-3*time.Hour), 10, 0, false) // open: its process died
+	// On a server database the hold was made under this process's live
+	// billing lease, which would keep it (it comes back when the lease
+	// expires); a hold of a process that died before leases, or on SQLite,
+	// has none: the sweep's case.
+	storetest.ExecSQL(t, e.Config.SQLDSN, e.DBPath(), "UPDATE plan_usage_holds SET lease_id = 0 WHERE hold_key = '"+dead.Key+"'")
+	fresh := use(t, e, s.ID, "gpt-4o", rule, now, 20, 0, false) // open: a call in flight
 
 	weekUsed := func() (requests, lifetimeTokens int64) {
 		u := usageOf(t, alice, s.ID)
