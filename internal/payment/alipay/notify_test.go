@@ -183,3 +183,23 @@ func TestReply(t *testing.T) {
 		}
 	}
 }
+
+// One Provider serves every notification at once: it keeps no state, so
+// parallel identical notifications all verify alike (run with -race).
+func TestNotifyParallel(t *testing.T) {
+	body := signedBy(t, genKeys(t).ali, paidValues())
+	p, cfg := New(nil), testConfig(t, "")
+	errs := make(chan error, 20)
+	for range 20 {
+		go func() {
+			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+			_, err := p.Notify(r, cfg)
+			errs <- err
+		}()
+	}
+	for range 20 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
