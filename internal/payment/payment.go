@@ -83,6 +83,7 @@ type WechatConfig struct {
 	AppID     string `json:"app_id"`
 	MchID     string `json:"mch_id"`
 	APIKey    string `json:"api_key"`
+	SignType  string `json:"sign_type,omitempty"` // MD5 (default) or HMAC-SHA256
 	NotifyURL string `json:"notify_url"`
 	CertFile  string `json:"cert_file,omitempty"`
 	KeyFile   string `json:"key_file,omitempty"`
