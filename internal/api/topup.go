@@ -66,7 +66,7 @@ func (s *Server) createTopupOrder(w http.ResponseWriter, r *http.Request) error 
 		}
 		return httpx.Fail(p.Format)
 	}
-	info, _ := json.Marshal(store.PlanInfo{Amount: order.CNY(t.AmountCents), BonusQuota: t.BonusQuota, ExchangeRate: t.ExchangeRate})
+	info, _ := json.Marshal(store.TopupInfo{Amount: order.CNY(t.AmountCents), BonusQuota: t.BonusQuota, ExchangeRate: t.ExchangeRate})
 	o := store.Order{Type: order.TypeTopup, Source: order.SourceSelf, UserID: caller(r).ID, PlanInfo: string(info),
 		AmountCents: t.AmountCents, BonusQuota: t.BonusQuota, PayMethod: req.PayMethod}
 	if err := s.createOrder(r, &o, order.PrefixTopup); err != nil {

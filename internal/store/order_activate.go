@@ -31,10 +31,14 @@ type PlanInfo struct {
 	Name         string  `json:"name"`
 	Price        float64 `json:"price"`
 	DurationDays int     `json:"duration_days"`
-	// Top-up orders (spec): amount, bonus_quota and exchange_rate.
-	Amount       float64 `json:"amount,omitempty"`
-	BonusQuota   int64   `json:"bonus_quota,omitempty"`
-	ExchangeRate int64   `json:"exchange_rate,omitempty"`
+}
+
+// TopupInfo is a top-up order's plan_info (spec: amount, bonus_quota and
+// exchange_rate).
+type TopupInfo struct {
+	Amount       float64 `json:"amount"`
+	BonusQuota   int64   `json:"bonus_quota"`
+	ExchangeRate int64   `json:"exchange_rate"`
 }
 
 // ActivateOrder is the one activation path of orders (docs/decisions/

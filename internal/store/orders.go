@@ -118,14 +118,15 @@ func (s *Store) SetOrderPayMethod(ctx context.Context, id, userID int64, method,
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
-			var n int64
-			if err := tx.db.Model(&Order{}).Where("id = ? AND user_id = ?", id, userID).Count(&n).Error; err != nil {
+			// MySQL counts a row whose values did not change as unaffected:
+			// read the status rather than trust the count.
+			var o Order
+			if err := tx.forUpdate().Select("id", "status").Where("id = ? AND user_id = ?", id, userID).Take(&o).Error; err != nil {
 				return err
 			}
-			if n == 0 {
-				return ErrNotFound
+			if o.Status != order.StatusPending {
+				return ErrConflict
 			}
-			return ErrConflict
 		}
 		return tx.changed("orders", "UPDATE", id)
 	})
