@@ -44,8 +44,10 @@ func (s *Server) channelSetting(ctx context.Context, method string) (payment.Cha
 // startPay produces the pay answer of pending order o with method and
 // records the method (and the channel's pre-payment id) on the order. A
 // channel that is off, without a provider, or whose pre-pay failed answers
-// status warning: the order stays and can be paid later.
-func (s *Server) startPay(r *http.Request, o *store.Order, method string) payment.Pay {
+// status warning: the order stays and can be paid later. An order that is
+// no longer pending (paid or cancelled meanwhile) answers
+// MsgOrderNotPending.
+func (s *Server) startPay(r *http.Request, o *store.Order, method string) (payment.Pay, error) {
 	ctx := r.Context()
 	lang := httpx.Lang(r)
 	warn := func(format string) payment.Pay {
@@ -79,14 +81,14 @@ func (s *Server) startPay(r *http.Request, o *store.Order, method string) paymen
 		return p
 	}()
 	err := s.Store.SetOrderPayMethod(ctx, o.ID, o.UserID, method, pay.TradeNo)
-	if err == nil {
-		o.PayMethod, o.PrepayID = method, pay.TradeNo
-	} else if errors.Is(err, store.ErrConflict) {
-		o.Status = -1 // no longer pending: the caller answers so
-	} else {
-		s.Log.Error("record order pay method", "order_no", o.OrderNo, "err", err)
+	if errors.Is(err, store.ErrConflict) {
+		return pay, httpx.Fail(MsgOrderNotPending)
 	}
-	return pay
+	if err != nil {
+		return pay, err
+	}
+	o.PayMethod, o.PrepayID = method, pay.TradeNo
+	return pay, nil
 }
 
 // orderSubject is what the wallet shows the payer.

@@ -123,7 +123,10 @@ func (s *Server) createPlanOrder(w http.ResponseWriter, r *http.Request) error {
 	}
 	v := orderPayView{orderView: viewOrder(&o)}
 	if req.PayMethod != "" {
-		pay := s.startPay(r, &o, req.PayMethod)
+		pay, err := s.startPay(r, &o, req.PayMethod)
+		if err != nil {
+			return err
+		}
 		v.orderView = viewOrder(&o)
 		v.Pay = &pay
 	}
@@ -246,9 +249,9 @@ func (s *Server) paySelfOrder(w http.ResponseWriter, r *http.Request) error {
 	if msg := selfPayMethod(method); msg != "" {
 		return httpx.Fail(msg)
 	}
-	pay := s.startPay(r, &o, method)
-	if o.Status != order.StatusPending {
-		return httpx.Fail(MsgOrderNotPending)
+	pay, err := s.startPay(r, &o, method)
+	if err != nil {
+		return err
 	}
 	return httpx.OK(w, orderPayView{orderView: viewOrder(&o), Pay: &pay})
 }

@@ -72,7 +72,10 @@ func (s *Server) createTopupOrder(w http.ResponseWriter, r *http.Request) error 
 	if err := s.createOrder(r, &o, order.PrefixTopup); err != nil {
 		return err
 	}
-	pay := s.startPay(r, &o, req.PayMethod)
+	pay, err := s.startPay(r, &o, req.PayMethod)
+	if err != nil {
+		return err
+	}
 	return httpx.WriteJSON(w, http.StatusOK, topupResponse{Success: true, Order: viewOrder(&o),
 		Amount: order.CNY(o.AmountCents), BonusQuota: o.BonusQuota, Pay: pay})
 }
