@@ -94,6 +94,32 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /api/subscription/{$}", levelAdmin, s.updateSubscription)
 	s.handle(mux, "DELETE /api/subscription/{id}", levelAdmin, s.deleteSubscription)
 
+	// Orders. Admin reads and marks orders; Root deletes them and runs the
+	// test pay (docs/decisions/commerce.md).
+	s.handle(mux, "POST /api/order/plan", levelUser, s.createPlanOrder)
+	s.handle(mux, "GET /api/order/self", levelUser, s.listSelfOrders)
+	s.handle(mux, "GET /api/order/self/{id}", levelUser, s.getSelfOrder)
+	s.handle(mux, "POST /api/order/self/{id}/cancel", levelUser, s.cancelSelfOrder)
+	s.handle(mux, "POST /api/order/self/{id}/pay", levelUser, s.paySelfOrder)
+	s.handle(mux, "GET /api/order/{$}", levelAdmin, s.listOrders)
+	s.handle(mux, "GET /api/order/search", levelAdmin, s.searchOrders)
+	s.handle(mux, "GET /api/order/{id}", levelAdmin, s.getOrder)
+	s.handle(mux, "PUT /api/order/{id}", levelAdmin, s.updateOrder)
+	s.handle(mux, "DELETE /api/order/{id}", levelRoot, s.deleteOrder)
+	s.handle(mux, "POST /api/order/{id}/test_pay", levelRoot, s.testPayOrder)
+	s.handle(mux, "POST /api/payment/mobile_a/notify", levelGuest, s.notify("mobile_a"))
+	s.handle(mux, "POST /api/payment/mobile_b/notify", levelGuest, s.notify("mobile_b"))
+
+	// Top-up order and top-up settings
+	s.handle(mux, "POST /api/topup/order", levelGuest, s.requireLogin(s.createTopupOrder))
+	s.handle(mux, "GET /api/setting/topup", levelRoot, s.getTopupSettings)
+	s.handle(mux, "PUT /api/setting/topup", levelRoot, s.updateTopupSettings)
+
+	// Payment settings and status
+	s.handle(mux, "GET /api/setting/payment", levelRoot, s.getPaymentSettings)
+	s.handle(mux, "PUT /api/setting/payment/{method}", levelRoot, s.updatePaymentSetting)
+	s.handle(mux, "GET /api/payment/status", levelGuest, s.paymentStatus)
+
 	// Diagnostics
 	s.handle(mux, "GET /api/diag/subscriptions", levelAdmin, s.diagSubscriptions)
 

@@ -16,6 +16,7 @@ import (
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -37,6 +38,12 @@ type Deps struct {
 	StartTime    time.Time
 	// Channels sends test calls through a channel (the relay).
 	Channels ChannelTester
+	// DataDir holds uploaded payment PEM files (DATA_DIR/payment).
+	DataDir string
+	// Providers are the wallet channels' protocols by method (mobile_a,
+	// mobile_b); a method without one answers pay.status warning. Read
+	// only after New.
+	Providers map[string]payment.Provider
 }
 
 // ChannelTester sends a minimal real call through a channel.

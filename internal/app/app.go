@@ -23,6 +23,9 @@ import (
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/payment"
+	"github.com/modelgate/modelgate/internal/payment/alipay"
+	"github.com/modelgate/modelgate/internal/payment/wechat"
 	"github.com/modelgate/modelgate/internal/relay"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
@@ -49,9 +52,22 @@ type App struct {
 	lease   config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
+	// Activate is the one activation path of paid orders (api
+	// Server.Activator), for callers outside /api.
+	Activate payment.Activator
+
 	// clock is the time of subscriptions and their limit windows in the
 	// relay (Now); tests move it (SetClock).
 	clock atomic.Pointer[func() time.Time]
+}
+
+// Option adjusts what New builds.
+type Option func(providers *map[string]payment.Provider)
+
+// WithPaymentProviders sets the wallet channels' protocols by method
+// (mobile_a, mobile_b), replacing the built-in ones: tests use fakes.
+func WithPaymentProviders(p map[string]payment.Provider) Option {
+	return func(dst *map[string]payment.Provider) { *dst = p }
 }
 
 // Now is the clock of subscriptions and plan limits: time.Now unless a
@@ -69,7 +85,7 @@ func (a *App) SetClock(now func() time.Time) { a.clock.Store(&now) }
 
 // New opens the database, applies migrations, creates the root user on first
 // start and builds the handlers. Close releases what it opened.
-func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error) {
+func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Option) (*App, error) {
 	if cfg.SessionSecretGenerated {
 		log.Warn("SESSION_SECRET is not set: a random one is used, so sessions end when the process stops; set it for restarts and for several nodes")
 	}
@@ -116,6 +132,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		st.Close()
 		return nil, err
 	}
+	// The wallet channels' protocols; tests replace them (WithPaymentProviders).
+	providers := defaultProviders()
+	for _, o := range opts {
+		o(&providers)
+	}
 	apiServer := api.New(api.Deps{
 		Store:           st,
 		Options:         a.Options,
@@ -128,7 +149,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger) (*App, error)
 		PasswordCost:    cfg.PasswordCost,
 		StartTime:       time.Now(),
 		Channels:        a.relay,
+		DataDir:         cfg.DataDir,
+		Providers:       providers,
 	})
+	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()
 	// Cross-site browser writes are refused on /api, whose session is a
 	// cookie; /v1 is called with keys, often from other origins. Refusals
@@ -373,4 +397,18 @@ func (a *App) Close() error {
 		redisErr = a.redis.Close()
 	}
 	return errors.Join(idleErr, flushErr, redisErr, a.Store.Close())
+}
+
+// paymentTimeout bounds one call to a payment provider (a pre-payment): the
+// client that ordered waits for it.
+const paymentTimeout = 15 * time.Second
+
+// defaultProviders are the real wallet channels: WeChat Pay API v2
+// (mobile_a) and Alipay (mobile_b), over one client with a timeout.
+func defaultProviders() map[string]payment.Provider {
+	client := &http.Client{Timeout: paymentTimeout}
+	return map[string]payment.Provider{
+		payment.MethodWechat: wechat.New(client),
+		payment.MethodAlipay: alipay.New(client),
+	}
 }

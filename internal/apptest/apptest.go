@@ -49,6 +49,12 @@ type Env struct {
 // its own.
 func New(t testing.TB, env ...string) *Env {
 	t.Helper()
+	return NewWith(t, nil, env...)
+}
+
+// NewWith is New with options of app.New (fake payment providers).
+func NewWith(t testing.TB, opts []app.Option, env ...string) *Env {
+	t.Helper()
 	vars := map[string]string{
 		"DATA_DIR":              t.TempDir(),
 		"INITIAL_ROOT_PASSWORD": RootPassword,
@@ -68,18 +74,18 @@ func New(t testing.TB, env ...string) *Env {
 		t.Fatal(err)
 	}
 	cfg.PasswordCost = 4 // bcrypt's minimum: the suites create many users
-	return Start(t, cfg)
+	return Start(t, cfg, opts...)
 }
 
 // Start runs a gateway with cfg (a restart test starts twice on one DataDir).
-func Start(t testing.TB, cfg config.Config) *Env {
+func Start(t testing.TB, cfg config.Config, opts ...app.Option) *Env {
 	t.Helper()
 	level := slog.LevelError
 	if os.Getenv("MODELGATE_TEST_VERBOSE") != "" {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	a, err := app.New(context.Background(), cfg, log)
+	a, err := app.New(context.Background(), cfg, log, opts...)
 	if err != nil {
 		t.Fatalf("start gateway: %v", err)
 	}

@@ -6,9 +6,7 @@ import "slices"
 // character (docs/api.md, the spec's messages: its Authentication failure
 // table and its Errors table). They are answered as written whatever the
 // language, so a client that matches on them keeps working. Formats stand
-// for the spec's placeholders (<subnet>, <ip>, <model>). The Errors table's
-// top-up messages are listed although no route answers them yet, so a
-// later top-up module cannot translate them by mistake.
+// for the spec's placeholders (<subnet>, <ip>, <model>).
 var specFixed = []string{
 	// Authentication failure responses.
 	"无权进行此操作,未登录且未提供 access token",

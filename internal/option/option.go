@@ -6,6 +6,7 @@ package option
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/msgtext"
+	"github.com/modelgate/modelgate/internal/order"
 	"github.com/modelgate/modelgate/internal/pricing"
 )
 
@@ -60,6 +62,13 @@ const (
 	// MessageLanguage is the language of the /api and /v1 messages the
 	// spec does not fix: zh (the default) or en (internal/msgtext).
 	MessageLanguage = "MessageLanguage"
+
+	// The top-up settings (spec: Top-up settings, category topup). They
+	// are saved together through PUT /api/setting/topup (SetMany).
+	TopupEnabled      = "topup.enabled"
+	TopupAllowCustom  = "topup.allow_custom"
+	TopupExchangeRate = "topup.exchange_rate"
+	TopupPresets      = "topup.presets"
 )
 
 // Snapshot is one consistent set of settings. It is never modified after it
@@ -83,7 +92,10 @@ type Snapshot struct {
 	// MessageLanguage renders failure messages (the spec's stay as
 	// written).
 	MessageLanguage msgtext.Lang
-	raw             map[string]string
+	// Topup is the top-up settings (spec defaults: off, no custom amount,
+	// rate 1, no presets).
+	Topup order.Settings
+	raw   map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.
@@ -146,6 +158,39 @@ var definitions = map[string]definition{
 	MessageLanguage: {"zh", func(s *Snapshot, v string) (err error) {
 		s.MessageLanguage, err = msgtext.ParseLang(v)
 		return err
+	}},
+	TopupEnabled: {"false", func(s *Snapshot, v string) (err error) {
+		s.Topup.Enabled, err = parseBool(v)
+		return err
+	}},
+	TopupAllowCustom: {"false", func(s *Snapshot, v string) (err error) {
+		s.Topup.AllowCustom, err = parseBool(v)
+		return err
+	}},
+	TopupExchangeRate: {"1", func(s *Snapshot, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return errors.New(order.MsgRateNotPositive)
+		}
+		if p := order.ValidateRate(n); p != nil {
+			return p
+		}
+		s.Topup.ExchangeRate = n
+		return nil
+	}},
+	TopupPresets: {"[]", func(s *Snapshot, v string) error {
+		var presets []order.Preset
+		if err := json.Unmarshal([]byte(v), &presets); err != nil {
+			return errors.New("必须是快捷金额的 JSON 数组")
+		}
+		if p := order.ValidatePresets(presets); p != nil {
+			return p
+		}
+		if presets == nil {
+			presets = []order.Preset{}
+		}
+		s.Topup.Presets = presets
+		return nil
 	}},
 	SystemName: {"modelgate", func(s *Snapshot, v string) error {
 		if len(v) > 64 {
@@ -301,6 +346,24 @@ func (r *Registry) Set(ctx context.Context, key, value string) error {
 		return &InvalidError{fmt.Sprintf("配置项 %s 的值无效: %v", key, err)}
 	}
 	if err := r.store.SetOptions(ctx, map[string]string{key: value}); err != nil {
+		return err
+	}
+	return r.Reload(ctx)
+}
+
+// SetMany validates and stores several settings in one transaction, then
+// publishes them: all or nothing (the top-up settings are saved together).
+func (r *Registry) SetMany(ctx context.Context, values map[string]string) error {
+	for key, value := range values {
+		d, ok := definitions[key]
+		if !ok {
+			return &InvalidError{fmt.Sprintf("未知的配置项: %s", key)}
+		}
+		if err := d.apply(&Snapshot{}, value); err != nil {
+			return &InvalidError{fmt.Sprintf("配置项 %s 的值无效: %v", key, err)}
+		}
+	}
+	if err := r.store.SetOptions(ctx, values); err != nil {
 		return err
 	}
 	return r.Reload(ctx)

@@ -62,7 +62,7 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 	want := map[string]string{NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
 		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
 		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh",
-		ErrorLogRetentionDays: "7"}
+		ErrorLogRetentionDays: "7", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
 	}
@@ -157,5 +157,17 @@ func TestSetWinsOverConcurrentReload(t *testing.T) {
 	}
 	if got := r.Current().NewUserQuota; got != 2 {
 		t.Fatalf("NewUserQuota after Set during a reload = %d, want 2", got)
+	}
+}
+
+func TestSetManyIsAllOrNothing(t *testing.T) {
+	r, st := newRegistry(t, map[string]string{})
+	err := r.SetMany(context.Background(), map[string]string{TopupEnabled: "true", TopupExchangeRate: "0"})
+	if err == nil || st.values[TopupEnabled] != "" {
+		t.Fatalf("bad rate: err %v, stored %v", err, st.values)
+	}
+	err = r.SetMany(context.Background(), map[string]string{TopupEnabled: "true", TopupPresets: `[{"amount":10,"bonus_quota":5}]`})
+	if err != nil || !r.Current().Topup.Enabled || len(r.Current().Topup.Presets) != 1 {
+		t.Fatalf("save: %v %+v", err, r.Current().Topup)
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"gorm.io/gorm/clause"
@@ -39,4 +40,16 @@ func (s *Store) SetOptions(ctx context.Context, values map[string]string) error 
 		}
 		return nil
 	})
+}
+
+// OptionValue returns one stored setting; ok is false when it was never
+// stored. Settings outside the option registry (payment channels) are read
+// this way, straight from the table, so a change is seen at once.
+func (s *Store) OptionValue(ctx context.Context, key string) (value string, ok bool, err error) {
+	var o Option
+	err = s.read(ctx).Where("option_key = ?", key).Take(&o).Error
+	if err = wrap("get option", err); errors.Is(err, ErrNotFound) {
+		return "", false, nil
+	}
+	return o.Value, err == nil, err
 }
