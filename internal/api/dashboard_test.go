@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apptest"
+	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -456,5 +457,39 @@ func TestAdminDashboardRollupUnderConcurrency(t *testing.T) {
 			g.CompletionTokens != w.CompletionTokens {
 			t.Errorf("row %d: charts %+v, logs %+v", i, g, w)
 		}
+	}
+}
+
+// TestAdminDashboardAbsurdCounts: token counts an upstream may report
+// (4e18 a call) saturate in the rollups at pricing.MaxCounter, as the
+// used_quota counters do, instead of failing the logs' transaction; a log
+// cut rebuilds them the same way.
+func TestAdminDashboardAbsurdCounts(t *testing.T) {
+	e := apptest.New(t)
+	root := e.Root()
+	ctx := context.Background()
+	now := time.Now().Unix()
+	d0 := now - now%day
+	_, id := e.NewUser("absurd", 1)
+	absurd := store.Log{UserID: id, Type: store.LogConsume, ModelName: "m", CreatedAt: d0 - day + 10,
+		Quota: 5, PromptTokens: 4e18, CompletionTokens: 4e18}
+	if err := e.App.Store.InsertBatch(ctx, []store.Log{absurd, absurd, absurd}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := e.App.Store.InsertBatch(ctx, []store.Log{absurd}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := chartRow{Day: time.Unix(d0-day, 0).UTC().Format(time.DateOnly), ModelName: "m", RequestCount: 5, Quota: 25,
+		PromptTokens: pricing.MaxCounter, CompletionTokens: pricing.MaxCounter}
+	got := apptest.OKData[[]chartRow](root, "GET", "/api/admin/dashboard/charts", nil)
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("charts %+v, want %+v", got, want)
+	}
+	root.OK("DELETE", fmt.Sprintf("/api/log/?target_timestamp=%d", d0-day+5), nil) // rebuilds that day
+	got = apptest.OKData[[]chartRow](root, "GET", "/api/admin/dashboard/charts", nil)
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("charts after the cut %+v, want %+v", got, want)
 	}
 }

@@ -2,8 +2,11 @@ package store
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/modelgate/modelgate/internal/pricing"
 	"gorm.io/gorm"
 )
 
@@ -51,75 +54,139 @@ func utcDay(t int64) int64 {
 	return d
 }
 
-// rollUp adds the consume logs among rows to the rollups. A batch of logs
-// collapses to one upsert per (day, model) and per (day, user); keys are
-// written in sorted order so concurrent transactions lock rollup rows in
-// one order and cannot deadlock each other over them.
-func (tx *Tx) rollUp(rows []Log) error {
-	models := map[UsageDayModel]*UsageDayModel{}
-	users := map[UsageDayUser]*UsageDayUser{}
-	for i := range rows {
-		l := &rows[i]
-		if l.Type != LogConsume {
-			continue
-		}
-		day := utcDay(l.CreatedAt)
-		mk := UsageDayModel{DayStart: day, ModelName: l.ModelName}
-		m := models[mk]
-		if m == nil {
-			m = &UsageDayModel{DayStart: day, ModelName: l.ModelName}
-			models[mk] = m
-		}
-		m.RequestCount++
-		m.Quota += l.Quota
-		m.PromptTokens += l.PromptTokens
-		m.CompletionTokens += l.CompletionTokens
-		uk := UsageDayUser{DayStart: day, UserID: l.UserID}
-		u := users[uk]
-		if u == nil {
-			u = &UsageDayUser{DayStart: day, UserID: l.UserID}
-			users[uk] = u
-		}
-		u.RequestCount++
-		u.Quota += l.Quota
+// rollupMax bounds every rollup sum, as pricing.MaxCounter bounds the
+// used_quota counters: an upstream may report absurd token counts (4e18 a
+// call), and a sum past int64 would fail the settlement on PostgreSQL and
+// MySQL (bigint out of range) and store an unreadable REAL on SQLite.
+// Below it (every real gateway) the rollups equal the sums over the logs.
+const rollupMax = pricing.MaxCounter
+
+// clampAdd is a + b kept within ±rollupMax; a and b must be within it.
+func clampAdd(a, b int64) int64 {
+	switch {
+	case b > 0 && a > rollupMax-b:
+		return rollupMax
+	case b < 0 && a < -rollupMax-b:
+		return -rollupMax
 	}
-	if len(models) == 0 {
-		return nil
+	return a + b
+}
+
+// clampedSum is the SQL of col + v kept within ±rollupMax, as clampAdd,
+// and its arguments. The sign picks the bound in Go: a bare "? > 0" would
+// let PostgreSQL type the parameter as a 32-bit integer.
+func clampedSum(col string, v int64) (string, []any) {
+	if v < 0 {
+		return fmt.Sprintf("CASE WHEN %[1]s < -%[2]d - ? THEN -%[2]d ELSE %[1]s + ? END", col, rollupMax), []any{v, v}
 	}
-	ms := make([]*UsageDayModel, 0, len(models))
-	for _, m := range models {
+	return fmt.Sprintf("CASE WHEN %[1]s > %[2]d - ? THEN %[2]d ELSE %[1]s + ? END", col, rollupMax), []any{v, v}
+}
+
+// upsert is an INSERT of one rollup row whose key exists adding its
+// values (cols after the key) clamped.
+func upsert(db *gorm.DB, table string, key []string, keyArgs []any, cols []string, vals []int64) error {
+	all := append(slices.Clone(key), cols...)
+	q := "INSERT INTO " + table + " (" + strings.Join(all, ", ") + ") VALUES (?" + strings.Repeat(", ?", len(all)-1) + ") "
+	if db.Dialector.Name() == "mysql" {
+		q += "ON DUPLICATE KEY UPDATE "
+	} else {
+		q += "ON CONFLICT (" + strings.Join(key, ", ") + ") DO UPDATE SET "
+	}
+	args := slices.Clone(keyArgs)
+	for _, v := range vals {
+		args = append(args, v)
+	}
+	for i, c := range cols {
+		set, a := clampedSum(table+"."+c, vals[i])
+		if i > 0 {
+			q += ", "
+		}
+		q += c + " = " + set
+		args = append(args, a...)
+	}
+	return db.Exec(q, args...).Error
+}
+
+// rollup is consume logs summed per (day, model) and per (day, user).
+type rollup struct {
+	models map[UsageDayModel]*UsageDayModel
+	users  map[UsageDayUser]*UsageDayUser
+}
+
+func newRollup() *rollup {
+	return &rollup{models: map[UsageDayModel]*UsageDayModel{}, users: map[UsageDayUser]*UsageDayUser{}}
+}
+
+// add sums l in when it is a consume log.
+func (r *rollup) add(l *Log) {
+	if l.Type != LogConsume {
+		return
+	}
+	clamp := func(v int64) int64 { return max(min(v, rollupMax), -rollupMax) }
+	day := utcDay(l.CreatedAt)
+	mk := UsageDayModel{DayStart: day, ModelName: l.ModelName}
+	m := r.models[mk]
+	if m == nil {
+		m = &UsageDayModel{DayStart: day, ModelName: l.ModelName}
+		r.models[mk] = m
+	}
+	m.RequestCount = clampAdd(m.RequestCount, 1)
+	m.Quota = clampAdd(m.Quota, clamp(l.Quota))
+	m.PromptTokens = clampAdd(m.PromptTokens, clamp(l.PromptTokens))
+	m.CompletionTokens = clampAdd(m.CompletionTokens, clamp(l.CompletionTokens))
+	uk := UsageDayUser{DayStart: day, UserID: l.UserID}
+	u := r.users[uk]
+	if u == nil {
+		u = &UsageDayUser{DayStart: day, UserID: l.UserID}
+		r.users[uk] = u
+	}
+	u.RequestCount = clampAdd(u.RequestCount, 1)
+	u.Quota = clampAdd(u.Quota, clamp(l.Quota))
+}
+
+// write adds the sums to the rollup tables: one upsert per (day, model)
+// and per (day, user), in sorted key order so concurrent transactions lock
+// rollup rows in one order and cannot deadlock each other over them.
+func (r *rollup) write(db *gorm.DB) error {
+	ms := make([]*UsageDayModel, 0, len(r.models))
+	for _, m := range r.models {
 		ms = append(ms, m)
 	}
 	slices.SortFunc(ms, func(a, b *UsageDayModel) int {
 		return cmp.Or(cmp.Compare(a.DayStart, b.DayStart), cmp.Compare(a.ModelName, b.ModelName))
 	})
-	qm := "INSERT INTO usage_day_models (day_start, model_name, request_count, quota, prompt_tokens, completion_tokens) " +
-		"VALUES (?, ?, ?, ?, ?, ?) " + tx.s.onConflictUpdate("day_start, model_name") +
-		" request_count = usage_day_models.request_count + ?, quota = usage_day_models.quota + ?," +
-		" prompt_tokens = usage_day_models.prompt_tokens + ?, completion_tokens = usage_day_models.completion_tokens + ?"
 	for _, m := range ms {
-		err := tx.db.Exec(qm, m.DayStart, m.ModelName, m.RequestCount, m.Quota, m.PromptTokens, m.CompletionTokens,
-			m.RequestCount, m.Quota, m.PromptTokens, m.CompletionTokens).Error
+		err := upsert(db, "usage_day_models", []string{"day_start", "model_name"}, []any{m.DayStart, m.ModelName},
+			[]string{"request_count", "quota", "prompt_tokens", "completion_tokens"},
+			[]int64{m.RequestCount, m.Quota, m.PromptTokens, m.CompletionTokens})
 		if err != nil {
 			return err
 		}
 	}
-	us := make([]*UsageDayUser, 0, len(users))
-	for _, u := range users {
+	us := make([]*UsageDayUser, 0, len(r.users))
+	for _, u := range r.users {
 		us = append(us, u)
 	}
 	slices.SortFunc(us, func(a, b *UsageDayUser) int {
 		return cmp.Or(cmp.Compare(a.DayStart, b.DayStart), cmp.Compare(a.UserID, b.UserID))
 	})
-	qu := "INSERT INTO usage_day_users (day_start, user_id, request_count, quota) VALUES (?, ?, ?, ?) " +
-		tx.s.onConflictUpdate("day_start, user_id") +
-		" request_count = usage_day_users.request_count + ?, quota = usage_day_users.quota + ?"
 	for _, u := range us {
-		if err := tx.db.Exec(qu, u.DayStart, u.UserID, u.RequestCount, u.Quota, u.RequestCount, u.Quota).Error; err != nil {
+		err := upsert(db, "usage_day_users", []string{"day_start", "user_id"}, []any{u.DayStart, u.UserID},
+			[]string{"request_count", "quota"}, []int64{u.RequestCount, u.Quota})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// rollUp adds the consume logs among rows to the rollups.
+func (tx *Tx) rollUp(rows []Log) error {
+	r := newRollup()
+	for i := range rows {
+		r.add(&rows[i])
+	}
+	return r.write(tx.db)
 }
 
 // cutRollups is the rollups' side of deleting every log created before
@@ -137,25 +204,33 @@ func (tx *Tx) cutRollups(ts int64) error {
 	return nil
 }
 
-// rebuildRollups inserts the rollup rows of the consume logs created in
-// [from, to) (to = 0: no end), whose rollup rows must not exist. Integer
-// modulo gives a day's start on every engine (as UsageByDayModel); logs
-// never have a negative created_at.
+// rebuildBatch is how many logs rebuildRollups reads per query.
+const rebuildBatch = 10000
+
+// rebuildRollups adds the consume logs created in [from, to) (to = 0: no
+// end) to the rollups, whose rows for those days must not exist. The sums
+// are taken in Go with the write path's clamping (rollup.add), not by SQL
+// SUM, which would fail on absurd token counts instead of saturating. Logs
+// are read by id in batches, so memory stays bounded by the rollup's rows.
 func rebuildRollups(db *gorm.DB, from, to int64) error {
-	where := "type = ? AND created_at >= ?"
-	args := []any{LogConsume, from}
-	if to != 0 {
-		where += " AND created_at < ?"
-		args = append(args, to)
+	r := newRollup()
+	var after int64 = -1 << 63
+	for {
+		q := db.Model(&Log{}).Select("id, user_id, created_at, type, model_name, quota, prompt_tokens, completion_tokens").
+			Where("type = ? AND created_at >= ? AND id > ?", LogConsume, from, after)
+		if to != 0 {
+			q = q.Where("created_at < ?", to)
+		}
+		var rows []Log
+		if err := q.Order("id").Limit(rebuildBatch).Find(&rows).Error; err != nil {
+			return err
+		}
+		for i := range rows {
+			r.add(&rows[i])
+		}
+		if len(rows) < rebuildBatch {
+			return r.write(db)
+		}
+		after = rows[len(rows)-1].ID
 	}
-	const day = "created_at - (created_at % 86400)"
-	err := db.Exec("INSERT INTO usage_day_models (day_start, model_name, request_count, quota, prompt_tokens, completion_tokens) "+
-		"SELECT "+day+", model_name, COUNT(*), COALESCE(SUM(quota), 0), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) "+
-		"FROM logs WHERE "+where+" GROUP BY "+day+", model_name", args...).Error
-	if err != nil {
-		return err
-	}
-	return db.Exec("INSERT INTO usage_day_users (day_start, user_id, request_count, quota) "+
-		"SELECT "+day+", user_id, COUNT(*), COALESCE(SUM(quota), 0) "+
-		"FROM logs WHERE "+where+" GROUP BY "+day+", user_id", args...).Error
 }
