@@ -47,6 +47,11 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "DELETE /api/channel/{id}", levelAdmin, s.deleteChannel)
 	s.handle(mux, "GET /api/group/{$}", levelAdmin, s.listGroups)
 
+	// Admin dashboard
+	s.handle(mux, "GET /api/admin/dashboard/overview", levelAdmin, s.dashboardOverview)
+	s.handle(mux, "GET /api/admin/dashboard/charts", levelAdmin, s.dashboardCharts)
+	s.handle(mux, "GET /api/admin/dashboard/top-users", levelAdmin, s.dashboardTopUsers)
+
 	// Model price and group price
 	s.handle(mux, "GET /api/model_price/{$}", levelRoot, s.listModelPrices)
 	s.handle(mux, "POST /api/model_price/{$}", levelRoot, s.createModelPrice)

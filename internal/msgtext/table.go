@@ -161,6 +161,10 @@ var english = map[string]entry{
 	"重放结算失败: ":   {text: "settlement replay failed: "},
 	"重放结算失败: %s": {text: "settlement replay failed: %s", labels: label(0)},
 
+	// The admin dashboard.
+	"参数 range 只能是 today、7d、30d 或 all": {text: "parameter range must be one of today, 7d, 30d or all"},
+	"参数 limit 必须是 1 到 200 之间的整数":      {text: "parameter limit must be an integer from 1 to 200"},
+
 	// Runtime options (option.Set).
 	"未知的配置项: %s":            {text: "unknown option: %s"},
 	"配置项 %s 的值无效: %v":       {text: "invalid value for option %s: %v", labels: label(1)},

@@ -20,7 +20,8 @@ const (
 )
 
 // InsertLogs inserts rows in the transaction, allocating their ids in one
-// step. CreatedAt is set to now where it is zero.
+// step, and adds the consume logs among them to the usage rollups
+// (rollup.go). CreatedAt is set to now where it is zero.
 func (tx *Tx) InsertLogs(rows []Log) error {
 	if len(rows) == 0 {
 		return nil
@@ -37,6 +38,9 @@ func (tx *Tx) InsertLogs(rows []Log) error {
 		}
 	}
 	if err := tx.db.CreateInBatches(rows, 200).Error; err != nil {
+		return err
+	}
+	if err := tx.rollUp(rows); err != nil {
 		return err
 	}
 	for i := range rows {

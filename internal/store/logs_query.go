@@ -117,7 +117,8 @@ func (s *Store) UsageByDayModel(ctx context.Context, f LogFilter, since int64) (
 }
 
 // DeleteLogsBefore deletes logs created before ts in one statement and
-// returns how many went.
+// returns how many went; the usage rollups lose the same logs in the same
+// transaction.
 func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int64, error) {
 	var n int64
 	err := s.write(ctx, "delete logs", func(tx *Tx) error {
@@ -126,6 +127,9 @@ func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int64, error) {
 			return res.Error
 		}
 		n = res.RowsAffected
+		if err := tx.cutRollups(ts); err != nil {
+			return err
+		}
 		// One event for the whole range: id 0 means "bulk"; the cluster
 		// issue turns it into a range event carrying ts.
 		return tx.changed("logs", "DELETE", 0)
