@@ -137,6 +137,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	for _, o := range opts {
 		o(&providers)
 	}
+	pinger := a.clusterPinger()
 	apiServer := api.New(api.Deps{
 		Store:           st,
 		Options:         a.Options,
@@ -151,6 +152,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Channels:        a.relay,
 		DataDir:         cfg.DataDir,
 		Providers:       providers,
+		Cluster:         a.clusterDeps(pinger),
 	})
 	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()
@@ -193,6 +195,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		_, _, err := a.SweepPlanUsage(ctx, time.Now())
 		return err
 	})
+	if pinger != nil {
+		go a.repeat(bg, cfg.Cluster.PingInterval, "ping cluster peers", pinger.Round)
+	}
 	go a.repeat(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
 		_, err := a.Store.PruneSettlementKeys(ctx, time.Now().Add(-store.SettlementKeyRetention).Unix())
 		return err

@@ -1,5 +1,7 @@
 package cluster
 
+import "time"
+
 // Listed is a node as a peer's ping answer lists it: no secret.
 type Listed struct {
 	NodeID  int    `json:"node_id"`
@@ -27,4 +29,15 @@ func Unknown(self int, known map[int]bool, listed []Listed) []Node {
 		out = append(out, n)
 	}
 	return out
+}
+
+// PingResult is the outcome of one ping of a peer.
+type PingResult struct {
+	OK bool
+	// RTT is the round trip of the call, answer read included.
+	RTT time.Duration
+	// Learned is how many nodes of the answer's list were added.
+	Learned int
+	// Err says why a failed ping failed (never a secret).
+	Err string
 }
