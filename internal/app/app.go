@@ -52,6 +52,9 @@ type App struct {
 	lease   config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
+	// pingDone is closed when the cluster ping loop has ended (nil when
+	// cluster mode is off).
+	pingDone chan struct{}
 	// Activate is the one activation path of paid orders (api
 	// Server.Activator), for callers outside /api.
 	Activate payment.Activator
@@ -196,7 +199,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		return err
 	})
 	if pinger != nil {
-		go a.repeat(bg, cfg.Cluster.PingInterval, "ping cluster peers", pinger.Round)
+		// Close waits for the round in progress: its calls end with bg,
+		// and an outcome being written is not cut off by the store closing.
+		a.pingDone = make(chan struct{})
+		go func() {
+			defer close(a.pingDone)
+			a.repeat(bg, cfg.Cluster.PingInterval, "ping cluster peers", pinger.Round)
+		}()
 	}
 	go a.repeat(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
 		_, err := a.Store.PruneSettlementKeys(ctx, time.Now().Add(-store.SettlementKeyRetention).Unix())
@@ -382,6 +391,9 @@ func (a *App) FlushBilling(timeout time.Duration) error {
 // call's charge is lost and no hold stays locked.
 func (a *App) Close() error {
 	a.stopBackground()
+	if a.pingDone != nil {
+		<-a.pingDone
+	}
 	a.relay.EndStreams()
 	idleCtx, cancelIdle := context.WithTimeout(context.Background(), endGrace)
 	defer cancelIdle()
