@@ -136,5 +136,17 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/option/{$}", levelRoot, s.listOptions)
 	s.handle(mux, "PUT /api/option/{$}", levelRoot, s.updateOption)
 
+	// Cluster. Ping is opened by the cluster secret, not a session; every
+	// cluster route answers "cluster mode is off" without CLUSTER_NODE_ID.
+	// POST /api/cluster/sync is not built yet (docs/cluster.md).
+	s.handle(mux, "POST /api/cluster/ping", levelGuest, s.clusterOn(s.clusterPing))
+	s.handle(mux, "GET /api/cluster_node/{$}", levelRoot, s.clusterOn(s.listClusterNodes))
+	s.handle(mux, "GET /api/cluster_node/ping/{id}", levelRoot, sameSiteOnly(s.clusterOn(s.pingClusterNode)))
+	s.handle(mux, "GET /api/cluster_node/{id}", levelRoot, s.clusterOn(s.getClusterNode))
+	s.handle(mux, "POST /api/cluster_node/{$}", levelRoot, s.clusterOn(s.createClusterNode))
+	s.handle(mux, "PUT /api/cluster_node/{$}", levelRoot, s.clusterOn(s.updateClusterNode))
+	s.handle(mux, "DELETE /api/cluster_node/{id}", levelRoot, s.clusterOn(s.deleteClusterNode))
+	s.handle(mux, "POST /api/cluster_node/{id}/enable", levelRoot, s.clusterOn(s.enableClusterNode))
+
 	s.handle(mux, "/api/", levelGuest, notFound)
 }

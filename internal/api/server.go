@@ -44,6 +44,8 @@ type Deps struct {
 	// mobile_b); a method without one answers pay.status warning. Read
 	// only after New.
 	Providers map[string]payment.Provider
+	// Cluster serves the cluster routes; its zero value is cluster mode off.
+	Cluster ClusterDeps
 }
 
 // ChannelTester sends a minimal real call through a channel.

@@ -52,6 +52,9 @@ type App struct {
 	lease   config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
+	// pingDone is closed when the cluster ping loop has ended (nil when
+	// cluster mode is off).
+	pingDone chan struct{}
 	// Activate is the one activation path of paid orders (api
 	// Server.Activator), for callers outside /api.
 	Activate payment.Activator
@@ -137,6 +140,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	for _, o := range opts {
 		o(&providers)
 	}
+	pinger := a.clusterPinger()
 	apiServer := api.New(api.Deps{
 		Store:           st,
 		Options:         a.Options,
@@ -151,6 +155,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Channels:        a.relay,
 		DataDir:         cfg.DataDir,
 		Providers:       providers,
+		Cluster:         a.clusterDeps(pinger),
 	})
 	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()
@@ -193,6 +198,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		_, _, err := a.SweepPlanUsage(ctx, time.Now())
 		return err
 	})
+	if pinger != nil {
+		// Close waits for the round in progress: its calls end with bg,
+		// and an outcome being written is not cut off by the store closing.
+		a.pingDone = make(chan struct{})
+		go func() {
+			defer close(a.pingDone)
+			a.repeat(bg, cfg.Cluster.PingInterval, "ping cluster peers", pinger.Round)
+		}()
+	}
 	go a.repeat(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
 		_, err := a.Store.PruneSettlementKeys(ctx, time.Now().Add(-store.SettlementKeyRetention).Unix())
 		return err
@@ -377,6 +391,9 @@ func (a *App) FlushBilling(timeout time.Duration) error {
 // call's charge is lost and no hold stays locked.
 func (a *App) Close() error {
 	a.stopBackground()
+	if a.pingDone != nil {
+		<-a.pingDone
+	}
 	a.relay.EndStreams()
 	idleCtx, cancelIdle := context.WithTimeout(context.Background(), endGrace)
 	defer cancelIdle()

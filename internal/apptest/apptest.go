@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/app"
@@ -41,6 +43,8 @@ type Env struct {
 	Config config.Config
 	// attached is set for a gateway this Env did not start (Attach).
 	attached bool
+	// down makes the server drop every connection (Pause).
+	down atomic.Bool
 }
 
 // New starts a gateway for t and stops it when t ends. env is pairs of run
@@ -54,6 +58,13 @@ func New(t testing.TB, env ...string) *Env {
 
 // NewWith is New with options of app.New (fake payment providers).
 func NewWith(t testing.TB, opts []app.Option, env ...string) *Env {
+	t.Helper()
+	return Start(t, Config(t, env...), opts...)
+}
+
+// Config is the configuration New starts with: the test defaults, then
+// env's pairs of run contract variables.
+func Config(t testing.TB, env ...string) config.Config {
 	t.Helper()
 	vars := map[string]string{
 		"DATA_DIR":              t.TempDir(),
@@ -74,11 +85,17 @@ func NewWith(t testing.TB, opts []app.Option, env ...string) *Env {
 		t.Fatal(err)
 	}
 	cfg.PasswordCost = 4 // bcrypt's minimum: the suites create many users
-	return Start(t, cfg, opts...)
+	return cfg
 }
 
 // Start runs a gateway with cfg (a restart test starts twice on one DataDir).
 func Start(t testing.TB, cfg config.Config, opts ...app.Option) *Env {
+	t.Helper()
+	return startOn(t, cfg, nil, opts...)
+}
+
+// startOn is Start serving on ln (nil: a new loopback port).
+func startOn(t testing.TB, cfg config.Config, ln net.Listener, opts ...app.Option) *Env {
 	t.Helper()
 	level := slog.LevelError
 	if os.Getenv("MODELGATE_TEST_VERBOSE") != "" {
@@ -89,8 +106,14 @@ func Start(t testing.TB, cfg config.Config, opts ...app.Option) *Env {
 	if err != nil {
 		t.Fatalf("start gateway: %v", err)
 	}
-	srv := httptest.NewServer(a.Handler())
-	e := &Env{t: t, App: a, Server: srv, Config: cfg}
+	e := &Env{t: t, App: a, Config: cfg}
+	srv := httptest.NewUnstartedServer(e.gated(a.Handler()))
+	if ln != nil {
+		srv.Listener.Close()
+		srv.Listener = ln
+	}
+	srv.Start()
+	e.Server = srv
 	t.Cleanup(e.Stop)
 	return e
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/store/dsn"
 )
 
@@ -183,15 +184,21 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		if cl.NodeName == "" {
 			cl.NodeName = fmt.Sprintf("node-%d", cl.NodeID)
 		}
-		if u, err := url.Parse(cl.NodeAddress); cl.NodeAddress == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("CLUSTER_NODE_ADDRESS: required in cluster mode, a base URL with http:// or https://")
+		if cluster.CheckName(cl.NodeName) != "" {
+			bad("CLUSTER_NODE_NAME: must be 1 to %d characters of text without control characters", cluster.MaxNameChars)
+		}
+		cl.NodeAddress = strings.TrimRight(cl.NodeAddress, "/")
+		if cl.NodeAddress == "" || cluster.CheckAddress(cl.NodeAddress) != "" {
+			bad("CLUSTER_NODE_ADDRESS: required in cluster mode, a base URL with http:// or https:// and a host, without user info, query or fragment, at most %d characters", cluster.MaxAddressChars)
 		}
 		if cl.Secret == "" {
 			bad("CLUSTER_SECRET: required in cluster mode")
+		} else if cluster.CheckSecret(cl.Secret, true) != "" {
+			bad("CLUSTER_SECRET: must be at most %d characters of text without control characters", cluster.MaxSecretChars)
 		}
 	}
-	if cl.MaxPingFailures < 1 {
-		bad("CLUSTER_MAX_PING_FAILURES: must be at least 1")
+	if cl.MaxPingFailures < 1 || cl.MaxPingFailures > 1000 {
+		bad("CLUSTER_MAX_PING_FAILURES: must be 1 to 1000")
 	}
 	if cl.BatchSize < 1 || cl.BatchSize > 1000 {
 		bad("CLUSTER_BATCH_SIZE: must be 1 to 1000")

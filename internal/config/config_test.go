@@ -77,6 +77,12 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 		{map[string]string{"CLUSTER_NODE_ID": "50"}, []string{"CLUSTER_NODE_ID", "CLUSTER_NODE_ADDRESS", "CLUSTER_SECRET"}},
 		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "n3:3000", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ADDRESS"}},
 		{map[string]string{"CLUSTER_PUSH_INTERVAL": "soon", "CLUSTER_BATCH_SIZE": "0"}, []string{"CLUSTER_PUSH_INTERVAL", "CLUSTER_BATCH_SIZE"}},
+		{map[string]string{"CLUSTER_NODE_ID": "seven", "CLUSTER_NODE_ADDRESS": "http://n7", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ID: \"seven\" is not an integer"}},
+		{map[string]string{"CLUSTER_NODE_ID": "0", "CLUSTER_NODE_ADDRESS": "http://n7", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ID: must be 1 to 49"}},
+		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "https://u:p@n3", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ADDRESS"}},
+		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "https://n3/?a=b", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ADDRESS"}},
+		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "http://n3", "CLUSTER_SECRET": "a\x00b", "CLUSTER_NODE_NAME": "n\x01"}, []string{"CLUSTER_SECRET", "CLUSTER_NODE_NAME"}},
+		{map[string]string{"CLUSTER_MAX_PING_FAILURES": "0", "CLUSTER_PING_INTERVAL": "-1s"}, []string{"CLUSTER_MAX_PING_FAILURES", "CLUSTER_PING_INTERVAL"}},
 	}
 	for _, tt := range tests {
 		_, err := Load(nil, env(tt.env))

@@ -243,4 +243,20 @@ var english = map[string]entry{
 	"该支付通道不接受上传文件 %s":                        {text: "this payment channel takes no uploaded file %s"},
 	"户名:%s;账号:%s;开户行:%s %s;转账备注请填写订单号 %s。%s": {text: "Account name: %s; account number: %s; bank: %s %s; put the order number %s in the transfer remarks. %s"},
 	"在线充值 %.2f 元,订单 %s,支付方式 %s,获得额度 %d":      {text: "online top-up of %.2f CNY, order %s, paid by %s, credited %d quota"},
+
+	// Cluster (internal/cluster, api cluster_nodes.go).
+	"节点名称":                   {text: "node name"},
+	"节点地址":                   {text: "node address"},
+	"节点密钥":                   {text: "node secret"},
+	"node_id 必须是 1 到 49 的整数": {text: "node_id must be an integer from 1 to 49"},
+	"node_name 不能为空":         {text: "node_name is required"},
+	"address 必须是以 http:// 或 https:// 开头、含主机名的地址,不能含用户信息、查询参数或片段": {text: "address must be a URL starting with http:// or https:// with a host, without user info, query or fragment"},
+	"secret_key 不能为空":            {text: "secret_key is required"},
+	"集群模式未开启":                    {text: "cluster mode is off"},
+	"集群节点不存在":                    {text: "cluster node not found"},
+	"node_id 已被其他节点使用":           {text: "node_id is already used by another node"},
+	"node_id 是本节点自己的编号,不能作为其他节点": {text: "node_id is this node's own id; it cannot be another node"},
+	"该节点还没有 secret_key,无法 ping;请先用 PUT /api/cluster_node/ 填写": {text: "this node has no secret_key yet, so it cannot be pinged; set it first with PUT /api/cluster_node/"},
+	"集群密钥无效":                   {text: "invalid cluster secret"},
+	"ping 的发送方 node_id 与本节点相同": {text: "the ping sender's node_id is this node's own id"},
 }

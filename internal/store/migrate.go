@@ -29,6 +29,7 @@ var migrations = []migration{
 	{"0010_plan_usage_leases", binaryCollation(migration0010)},
 	{"0011_orders", binaryCollation(migration0011)},
 	{"0013_usage_rollups", binaryCollation(migration0013)},
+	{"0014_cluster_nodes", binaryCollation(migration0014)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

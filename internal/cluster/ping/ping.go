@@ -1,0 +1,224 @@
+// Package ping is the cluster's heartbeat: it calls POST /api/cluster/ping
+// on each enabled peer every CLUSTER_PING_INTERVAL, records the outcome in
+// the node table and adds the nodes the answer lists (docs/cluster.md).
+package ping
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// SecretHeader carries the target node's CLUSTER_SECRET (spec, Cluster
+// rule 2).
+const SecretHeader = "X-Cluster-Secret"
+
+// MaxAnswerBytes bounds a ping answer read from a peer: 49 node records
+// fit many times over, and a peer gone wrong cannot fill this node's memory.
+const MaxAnswerBytes = 1 << 20
+
+// Timeout bounds one ping: the ping interval, but at least minTimeout (a
+// loopback test's short interval) and at most maxTimeout.
+const (
+	minTimeout = time.Second
+	maxTimeout = 5 * time.Second
+)
+
+// Request is the body of POST /api/cluster/ping (spec): the sender's own
+// identity and secret.
+type Request struct {
+	NodeID    int    `json:"node_id"`
+	NodeName  string `json:"node_name"`
+	Address   string `json:"address"`
+	SecretKey string `json:"secret_key"`
+}
+
+// Answer is the data of a ping's success answer.
+type Answer struct {
+	Nodes []cluster.Listed `json:"nodes"`
+}
+
+// Config is what a Pinger needs.
+type Config struct {
+	// Self is this node: its id, name, address and CLUSTER_SECRET.
+	Self cluster.Node
+	// Interval is CLUSTER_PING_INTERVAL; MaxFailures CLUSTER_MAX_PING_FAILURES.
+	Interval    time.Duration
+	MaxFailures int
+	Log         *slog.Logger
+}
+
+// Pinger pings peers. Its methods may be called concurrently.
+type Pinger struct {
+	store  *store.Store
+	cfg    Config
+	client *http.Client
+	round  atomic.Int64
+}
+
+// New returns a Pinger over st.
+func New(st *store.Store, cfg Config) *Pinger {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	timeout := min(max(cfg.Interval, minTimeout), maxTimeout)
+	client := &http.Client{
+		Timeout: timeout,
+		// A redirect would carry X-Cluster-Secret to wherever it points
+		// (only Authorization and cookies are dropped across hosts): a
+		// peer's answer is taken as it comes, a redirect is a failure.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Pinger{store: st, cfg: cfg, client: client}
+}
+
+// Round pings every enabled peer that has a secret and is due in this
+// round (cluster.DueInRound: failed peers every 5th round), all at once,
+// and returns when every ping has ended. The app runs it every interval.
+func (p *Pinger) Round(ctx context.Context) error {
+	round := p.round.Add(1) - 1
+	nodes, err := p.store.AllClusterNodes(ctx)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		if n.Disabled || n.SecretKey == "" || n.NodeID == p.cfg.Self.NodeID || !cluster.DueInRound(n.Status, round) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.Ping(ctx, n)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// Ping pings node now, records the outcome and adds the nodes its answer
+// lists. A node without a secret cannot be pinged (the target would refuse
+// the call): that is a failed result, not recorded.
+func (p *Pinger) Ping(ctx context.Context, node store.ClusterNode) cluster.PingResult {
+	if node.SecretKey == "" {
+		return cluster.PingResult{Err: "no secret_key: complete the record first"}
+	}
+	start := time.Now()
+	answer, err := p.call(ctx, node)
+	res := cluster.PingResult{OK: err == nil, RTT: time.Since(start)}
+	if ctx.Err() != nil {
+		// Shutting down: the peer did nothing wrong.
+		res.Err = ctx.Err().Error()
+		return res
+	}
+	if err != nil {
+		res.Err = err.Error()
+		p.cfg.Log.Debug("cluster ping failed", "node_id", node.NodeID, "address", node.Address, "err", err)
+	}
+	// The outcome is written after the call ended, in a context of its
+	// own: a shutdown during the write must not lose a result already had.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxTimeout)
+	defer cancel()
+	before := node.Status
+	after, werr := p.store.RecordPingOutcome(wctx, node.ID, res.OK, time.Now().Unix(), p.cfg.MaxFailures)
+	if werr != nil {
+		p.cfg.Log.Warn("record cluster ping outcome", "node_id", node.NodeID, "err", werr)
+		return res
+	}
+	if before != after.Status {
+		p.cfg.Log.Info("cluster peer status changed", "node_id", node.NodeID, "address", node.Address,
+			"status", after.Status, "ping_failures", after.PingFailures)
+	}
+	if res.OK {
+		res.Learned = p.learn(wctx, answer.Nodes)
+	}
+	return res
+}
+
+// learn adds the listed nodes this node does not know.
+func (p *Pinger) learn(ctx context.Context, listed []cluster.Listed) int {
+	known, err := p.store.AllClusterNodes(ctx)
+	if err != nil {
+		p.cfg.Log.Warn("learn cluster nodes", "err", err)
+		return 0
+	}
+	ids := make(map[int]bool, len(known))
+	for _, n := range known {
+		ids[n.NodeID] = true
+	}
+	added, err := p.store.LearnClusterNodes(ctx, cluster.Unknown(p.cfg.Self.NodeID, ids, listed))
+	if err != nil {
+		p.cfg.Log.Warn("learn cluster nodes", "err", err)
+	}
+	if added > 0 {
+		p.cfg.Log.Info("learned cluster nodes from a peer's list; complete their secret_key to ping them", "added", added)
+	}
+	return added
+}
+
+// envelope is the /api answer of a peer.
+type envelope struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Data    Answer `json:"data"`
+}
+
+// call sends this node's identity to node with node's secret and reads
+// the answer, bounded by MaxAnswerBytes. Only node's own secret goes to
+// node (issue 11 §6).
+func (p *Pinger) call(ctx context.Context, node store.ClusterNode) (Answer, error) {
+	self := p.cfg.Self
+	body, err := json.Marshal(Request{NodeID: self.NodeID, NodeName: self.Name, Address: self.Address, SecretKey: self.Secret})
+	if err != nil {
+		return Answer{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cluster.PingURL(node.Address), bytes.NewReader(body))
+	if err != nil {
+		return Answer{}, fmt.Errorf("bad address: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SecretHeader, node.SecretKey)
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes+1))
+	if err != nil {
+		return Answer{}, fmt.Errorf("read answer: %w", err)
+	}
+	if len(raw) > MaxAnswerBytes {
+		return Answer{}, errors.New("answer larger than 1 MiB")
+	}
+	if resp.StatusCode != http.StatusOK {
+		return Answer{}, fmt.Errorf("answered HTTP %d", resp.StatusCode)
+	}
+	var env envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return Answer{}, fmt.Errorf("answer is not the JSON envelope: %w", err)
+	}
+	if !env.Success {
+		return Answer{}, fmt.Errorf("refused: %s", truncate(env.Message, 200))
+	}
+	return env.Data, nil
+}
+
+// truncate bounds a peer's message kept in a result.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}
