@@ -26,9 +26,8 @@ import (
 // DefaultGateway is Alipay's production OpenAPI gateway.
 const DefaultGateway = "https://openapi.alipay.com/gateway.do"
 
-// MaxBodyBytes bounds a notification or an API answer; genuine ones are
-// 1–3 KB.
-const MaxBodyBytes = 64 << 10
+// MaxBodyBytes bounds a notification or an API answer.
+const MaxBodyBytes = payment.MaxBodyBytes
 
 // DefaultTTL is how long a precreate QR code is payable; the request's
 // timeout_express says so, so expire_at is what Alipay enforces (its own
@@ -93,14 +92,7 @@ func parseConfig(raw []byte, needPrivate bool) (config, error) {
 }
 
 func (c config) gateway() (string, error) {
-	if c.Gateway == "" {
-		return DefaultGateway, nil
-	}
-	u, err := url.Parse(c.Gateway)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return "", fmt.Errorf("mobile_b config: gateway %q is not an http(s) URL", c.Gateway)
-	}
-	return c.Gateway, nil
+	return payment.Gateway(payment.MethodAlipay, c.Gateway, DefaultGateway)
 }
 
 func (p *Provider) now() time.Time {
@@ -213,7 +205,7 @@ func (p *Provider) post(ctx context.Context, gateway string, form url.Values) ([
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := readBounded(resp.Body)
+	b, err := payment.ReadBounded(resp.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -301,17 +293,6 @@ func subject(s, orderNo string) string {
 		return orderNo
 	}
 	return s
-}
-
-func readBounded(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxBodyBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxBodyBytes {
-		return nil, fmt.Errorf("body is larger than %d bytes", MaxBodyBytes)
-	}
-	return b, nil
 }
 
 // clean keeps provider text safe for logs and warnings: valid UTF-8, no

@@ -48,7 +48,7 @@ func (p *Provider) Notify(r *http.Request, raw []byte) (payment.Paid, error) {
 	if err != nil {
 		return payment.Paid{}, err
 	}
-	body, err := readBounded(r.Body)
+	body, err := payment.ReadBounded(r.Body)
 	if err != nil {
 		return payment.Paid{}, fmt.Errorf("alipay notify: %w", err)
 	}

@@ -12,10 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -28,9 +26,8 @@ import (
 // DefaultGateway is WeChat Pay's API base URL.
 const DefaultGateway = "https://api.mch.weixin.qq.com"
 
-// MaxBodyBytes bounds a notification or an API answer; genuine ones are
-// about 1–2 KB.
-const MaxBodyBytes = 64 << 10
+// MaxBodyBytes bounds a notification or an API answer.
+const MaxBodyBytes = payment.MaxBodyBytes
 
 // DefaultTTL is how long a Native code_url stays payable: WeChat's own
 // limit for a Native prepay is two hours, and time_expire says so
@@ -88,15 +85,7 @@ func parseConfig(raw []byte) (config, error) {
 }
 
 func (c config) gateway() (string, error) {
-	g := strings.TrimRight(c.Gateway, "/")
-	if g == "" {
-		return DefaultGateway, nil
-	}
-	u, err := url.Parse(g)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return "", fmt.Errorf("mobile_a config: gateway %q is not an http(s) URL", c.Gateway)
-	}
-	return g, nil
+	return payment.Gateway(payment.MethodWechat, c.Gateway, DefaultGateway)
 }
 
 func (p *Provider) now() time.Time {
@@ -196,7 +185,7 @@ func (p *Provider) post(ctx context.Context, endpoint string, body []byte) (map[
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := readBounded(resp.Body)
+	b, err := payment.ReadBounded(resp.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +201,7 @@ func (p *Provider) Notify(r *http.Request, raw []byte) (payment.Paid, error) {
 	if err != nil {
 		return payment.Paid{}, err
 	}
-	body, err := readBounded(r.Body)
+	body, err := payment.ReadBounded(r.Body)
 	if err != nil {
 		return payment.Paid{}, fmt.Errorf("wechat notify: %w", err)
 	}
@@ -264,17 +253,6 @@ func (p *Provider) Reply(w http.ResponseWriter, ok bool) {
 	w.Header().Set("Content-Type", "text/xml; charset=utf-8")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, "<xml><return_code><![CDATA[%s]]></return_code><return_msg><![CDATA[%s]]></return_msg></xml>", code, msg)
-}
-
-func readBounded(r io.Reader) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxBodyBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxBodyBytes {
-		return nil, fmt.Errorf("body is larger than %d bytes", MaxBodyBytes)
-	}
-	return b, nil
 }
 
 // nonce is 32 random hex characters (nonce_str allows 32).
