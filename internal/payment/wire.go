@@ -1,8 +1,10 @@
 package payment
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"strings"
 )
@@ -36,4 +38,30 @@ func Gateway(method, configured, def string) (string, error) {
 		return "", fmt.Errorf("%s config: gateway %q is not an http(s) URL", method, configured)
 	}
 	return g, nil
+}
+
+// Post sends body to a provider's API at endpoint through client (nil:
+// http.DefaultClient) and answers the bounded body of a 200 answer.
+func Post(ctx context.Context, client *http.Client, endpoint, contentType string, body io.Reader) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := ReadBounded(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return b, nil
 }

@@ -191,28 +191,7 @@ func (p *Provider) Prepay(ctx context.Context, raw []byte, o payment.Prepay) (pa
 }
 
 func (p *Provider) post(ctx context.Context, gateway string, form url.Values) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, gateway, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded;charset=utf-8")
-	client := p.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := payment.ReadBounded(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	return b, nil
+	return payment.Post(ctx, p.Client, gateway, "application/x-www-form-urlencoded;charset=utf-8", strings.NewReader(form.Encode()))
 }
 
 // readAnswer verifies an OpenAPI answer: Alipay signs the raw JSON text of

@@ -171,26 +171,9 @@ func (p *Provider) Prepay(ctx context.Context, raw []byte, o payment.Prepay) (pa
 
 // post sends an XML request and decodes the XML answer.
 func (p *Provider) post(ctx context.Context, endpoint string, body []byte) (map[string]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	b, err := payment.Post(ctx, p.Client, endpoint, "text/xml; charset=utf-8", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Content-Type", "text/xml; charset=utf-8")
-	client := p.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := payment.ReadBounded(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
 	return decodeXML(b)
 }
