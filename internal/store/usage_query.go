@@ -49,8 +49,7 @@ func (s *Store) UsageOf(ctx context.Context, subscriptionID int64, rules map[str
 		buckets[model] = nil
 	}
 	for _, r := range rows {
-		buckets[r.Model] = append(buckets[r.Model], planlimit.Bucket{Width: time.Duration(r.Span) * time.Second,
-			Start: r.BucketStart, Requests: r.Requests, Tokens: r.Tokens})
+		buckets[r.Model] = append(buckets[r.Model], r.bucket())
 	}
 	for model, bs := range buckets {
 		rule, listed := rules[model]

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/planlimit"
@@ -47,10 +49,10 @@ func (tx *Tx) settleUsage(ops []SettleOp) error {
 		}
 		if u.HoldKey != "" {
 			applied, err := tx.closeUsage(u.HoldKey, u.Release, u.Tokens)
-			if err != nil || applied {
-				if err != nil {
-					return err
-				}
+			if err != nil {
+				return err
+			}
+			if applied {
 				continue
 			}
 		}
@@ -72,16 +74,7 @@ func (tx *Tx) settleUsage(ops []SettleOp) error {
 	}
 	// The lock order of every usage writer: subscriptions in id order.
 	slices.SortFunc(deltas, func(a, b *usageDelta) int {
-		switch {
-		case a.subscriptionID != b.subscriptionID:
-			return cmpInt(a.subscriptionID, b.subscriptionID)
-		case a.model != b.model:
-			if a.model < b.model {
-				return -1
-			}
-			return 1
-		}
-		return cmpInt(a.fine, b.fine)
+		return cmp.Or(cmp.Compare(a.subscriptionID, b.subscriptionID), strings.Compare(a.model, b.model), cmp.Compare(a.fine, b.fine))
 	})
 	for _, d := range deltas {
 		if err := tx.addUsage(*d); err != nil {
@@ -89,16 +82,6 @@ func (tx *Tx) settleUsage(ops []SettleOp) error {
 		}
 	}
 	return nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // UsageCounts is what the relay's in-memory usage book (billing, SQLite)
@@ -128,8 +111,12 @@ func (s *Store) UsageCountsOf(ctx context.Context, subscriptionID int64, model s
 		return out, wrap("read plan usage", err)
 	}
 	for _, r := range rows {
-		out.Buckets = append(out.Buckets, planlimit.Bucket{Width: time.Duration(r.Span) * time.Second,
-			Start: r.BucketStart, Requests: r.Requests, Tokens: r.Tokens})
+		out.Buckets = append(out.Buckets, r.bucket())
 	}
 	return out, nil
+}
+
+// bucket is the row as the pure rules count it.
+func (r v9PlanUsage) bucket() planlimit.Bucket {
+	return planlimit.Bucket{Width: time.Duration(r.Span) * time.Second, Start: r.BucketStart, Requests: r.Requests, Tokens: r.Tokens}
 }
