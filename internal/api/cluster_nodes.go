@@ -30,6 +30,8 @@ type ClusterDeps struct {
 	Self cluster.Node
 	// Pinger pings one node now (GET /api/cluster_node/ping/{id}).
 	Pinger NodePinger
+	// BatchSize is CLUSTER_BATCH_SIZE: the most events a sync batch holds.
+	BatchSize int
 }
 
 // NodePinger pings a peer, records the outcome and learns its list.

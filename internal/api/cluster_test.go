@@ -62,8 +62,7 @@ func TestClusterModeOff(t *testing.T) {
 	// Root is still needed first: a user learns nothing about the mode.
 	u, _ := e.NewUser("clusteruser", user.RoleUser)
 	u.Fail("GET", "/api/cluster_node/", nil, http.StatusOK, api.MsgNoPermission)
-	// The sync endpoint is not built: an unknown path.
-	root.Fail("POST", "/api/cluster/sync", map[string]any{}, http.StatusNotFound, "")
+	c.Fail("POST", "/api/cluster/sync", map[string]any{"source_node_id": 2, "events": []any{}}, http.StatusOK, api.MsgClusterOff)
 }
 
 func TestClusterNodeAdmin(t *testing.T) {

@@ -138,8 +138,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 
 	// Cluster. Ping is opened by the cluster secret, not a session; every
 	// cluster route answers "cluster mode is off" without CLUSTER_NODE_ID.
-	// POST /api/cluster/sync is not built yet (docs/cluster.md).
 	s.handle(mux, "POST /api/cluster/ping", levelGuest, s.clusterOn(s.clusterPing))
+	s.handle(mux, "POST /api/cluster/sync", levelGuest, s.clusterOn(s.clusterSync))
 	s.handle(mux, "GET /api/cluster_node/{$}", levelRoot, s.clusterOn(s.listClusterNodes))
 	s.handle(mux, "GET /api/cluster_node/ping/{id}", levelRoot, sameSiteOnly(s.clusterOn(s.pingClusterNode)))
 	s.handle(mux, "GET /api/cluster_node/{id}", levelRoot, s.clusterOn(s.getClusterNode))

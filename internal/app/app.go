@@ -20,6 +20,7 @@ import (
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/auth"
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/option"
@@ -55,6 +56,10 @@ type App struct {
 	// pingDone is closed when the cluster ping loop has ended (nil when
 	// cluster mode is off).
 	pingDone chan struct{}
+	// pusher sends this node's events to its peers; pushDone is closed
+	// when it has stopped (both nil when cluster mode is off).
+	pusher   *replicate.Pusher
+	pushDone chan struct{}
 	// Activate is the one activation path of paid orders (api
 	// Server.Activator), for callers outside /api.
 	Activate payment.Activator
@@ -105,6 +110,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if err != nil {
 		st.Close()
 		return nil, err
+	}
+	if cfg.Cluster.Enabled {
+		// After the seeds above: each node keeps its own root user and
+		// defaults; from here on every change replicates.
+		a.startReplication()
 	}
 	a.logs = logwriter.New[store.Log](st, logwriter.Config{Logger: log})
 	a.errLogs = logwriter.New[store.Log](st, logwriter.Config{Logger: log, QueueSize: errorLogQueue})
@@ -205,6 +215,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		go func() {
 			defer close(a.pingDone)
 			a.repeat(bg, cfg.Cluster.PingInterval, "ping cluster peers", pinger.Round)
+		}()
+		a.pushDone = make(chan struct{})
+		go func() {
+			defer close(a.pushDone)
+			a.pusher.Run(bg)
 		}()
 	}
 	go a.repeat(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
@@ -391,6 +406,9 @@ func (a *App) FlushBilling(timeout time.Duration) error {
 // call's charge is lost and no hold stays locked.
 func (a *App) Close() error {
 	a.stopBackground()
+	if a.pushDone != nil {
+		<-a.pushDone
+	}
 	if a.pingDone != nil {
 		<-a.pingDone
 	}

@@ -1,9 +1,14 @@
 package app
 
 import (
+	"context"
+	"time"
+
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/ping"
+	"github.com/modelgate/modelgate/internal/cluster/replicate"
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // self is this node as the cluster knows it (CLUSTER_* variables).
@@ -27,5 +32,29 @@ func (a *App) clusterDeps(p *ping.Pinger) api.ClusterDeps {
 	if p == nil {
 		return api.ClusterDeps{}
 	}
-	return api.ClusterDeps{Enabled: true, Self: a.self(), Pinger: p}
+	return api.ClusterDeps{Enabled: true, Self: a.self(), Pinger: p, BatchSize: a.cfg.Cluster.BatchSize}
+}
+
+// startReplication turns the store's outbox on and builds the pusher
+// (docs/cluster.md, Replication). Options changed by a peer are read again
+// at once; the other caches listen to the store themselves.
+func (a *App) startReplication() {
+	c := a.cfg.Cluster
+	a.Store.EnableOutbox(store.OutboxOptions{Logs: c.SyncLogs})
+	a.pusher = replicate.New(a.Store, replicate.Config{Self: a.self(), Interval: c.PushInterval, BatchSize: c.BatchSize, Log: a.log})
+	a.Store.OnCommit(a.pusher.Changed)
+	a.Store.OnCommit(func(changes []store.Change) {
+		for _, ch := range changes {
+			if ch.Remote && ch.Table == "options" {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					if err := a.Options.Reload(ctx); err != nil {
+						a.log.Warn("reload options a peer changed", "err", err)
+					}
+				}()
+				return
+			}
+		}
+	})
 }

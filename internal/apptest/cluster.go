@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/app"
 )
@@ -50,4 +51,49 @@ func (e *Env) gated(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// NodeSecret is the CLUSTER_SECRET NewCluster gives node id.
+func NodeSecret(id int) string { return fmt.Sprintf("cluster-secret-of-node-%d", id) }
+
+// NewCluster starts n nodes (ids 1..n) that know each other: each node's
+// table lists every other node with its secret, so each pushes to all.
+// Changes are pushed every 100 ms (and at once after a commit); pings are
+// left to the tests (1 h). env overrides the defaults for every node.
+func NewCluster(t testing.TB, n int, env ...string) []*Env {
+	t.Helper()
+	vars := append([]string{"CLUSTER_PING_INTERVAL", "1h", "CLUSTER_PUSH_INTERVAL", "100ms"}, env...)
+	nodes := make([]*Env, n)
+	for i := range nodes {
+		nodes[i] = NewNode(t, i+1, NodeSecret(i+1), vars...)
+	}
+	for i, e := range nodes {
+		root := e.Root()
+		for j, peer := range nodes {
+			if i != j {
+				peer.AddTo(root, j+1)
+			}
+		}
+	}
+	return nodes
+}
+
+// AddTo records e (node id) in the node table root administers, with e's
+// address and secret.
+func (e *Env) AddTo(root *Client, id int) {
+	root.OK("POST", "/api/cluster_node/", map[string]any{"node_id": id, "node_name": fmt.Sprintf("node-%d", id),
+		"address": e.URL(), "secret_key": NodeSecret(id)})
+}
+
+// Eventually polls cond every 20 ms until it holds, failing the test after
+// 15 s with what.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

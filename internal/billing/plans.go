@@ -43,6 +43,9 @@ func NewPlans(l *Ledger, st *store.Store, local bool, now func() time.Time) *Pla
 	}
 	if local {
 		p.book = newUsageBook()
+		// A peer's plan usage (cluster mode) lands in the database behind
+		// the book's back: the book counts it too.
+		st.OnCommit(p.book.changed)
 	}
 	return p
 }

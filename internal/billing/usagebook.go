@@ -101,6 +101,26 @@ func (b *usageBook) close(r store.UsageReservation, requests, tokens int64) {
 	}
 }
 
+// changed counts the plan usage that peers' events added to the database
+// (store.Change.RemoteUsage) in the counters the book holds; counters it
+// does not hold read it with the database when they are loaded.
+func (b *usageBook) changed(changes []store.Change) {
+	for _, c := range changes {
+		sub, model, fine, requests, tokens, ok := c.RemoteUsage()
+		if !ok {
+			continue
+		}
+		b.mu.Lock()
+		if m := b.models[usageKey{sub, model}]; m != nil {
+			m.add(fine, requests, tokens)
+		}
+		if life := b.totals[sub]; life != nil {
+			*life = clampCount(*life + tokens)
+		}
+		b.mu.Unlock()
+	}
+}
+
 // forget drops the counters of subscriptions and models that had no
 // reservation since idle ago and none open, so the book holds only what is
 // in use; they are read again when used. By then every use they counted

@@ -114,3 +114,8 @@ func (n Node) Check() string {
 func PingURL(addr string) string {
 	return strings.TrimRight(addr, "/") + "/api/cluster/ping"
 }
+
+// SyncURL is the sync endpoint of a node's address.
+func SyncURL(addr string) string {
+	return strings.TrimRight(addr, "/") + "/api/cluster/sync"
+}

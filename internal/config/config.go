@@ -76,6 +76,8 @@ type Cluster struct {
 	PushInterval    time.Duration
 	MaxPingFailures int
 	BatchSize       int
+	// SyncLogs replicates logs too (CLUSTER_SYNC_LOGS, default true).
+	SyncLogs bool
 }
 
 // Load reads the configuration from args (without the program name) and
@@ -177,6 +179,14 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	cl.PushInterval = durationVar("CLUSTER_PUSH_INTERVAL", time.Second)
 	cl.MaxPingFailures = intVar("CLUSTER_MAX_PING_FAILURES", 3)
 	cl.BatchSize = intVar("CLUSTER_BATCH_SIZE", 50)
+	cl.SyncLogs = true
+	if v := strings.TrimSpace(getenv("CLUSTER_SYNC_LOGS")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad("CLUSTER_SYNC_LOGS: %q is not true or false", v)
+		}
+		cl.SyncLogs = b || err != nil
+	}
 	if cl.Enabled {
 		if cl.NodeID < 1 || cl.NodeID > 49 {
 			bad("CLUSTER_NODE_ID: must be 1 to 49")

@@ -126,7 +126,13 @@ func OKList(w http.ResponseWriter, items any, total int64) error {
 // Decode reads the JSON body into dst. Unknown fields are tolerated (clients
 // send extras); invalid JSON and oversized bodies give a client error.
 func Decode(w http.ResponseWriter, r *http.Request, dst any) error {
-	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	return DecodeLimit(w, r, dst, MaxBodyBytes)
+}
+
+// DecodeLimit is Decode with a body limit of its own, for the internal
+// endpoints whose bodies are larger than a person's (cluster sync).
+func DecodeLimit(w http.ResponseWriter, r *http.Request, dst any, limit int64) error {
+	body := http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(body)
 	err := dec.Decode(dst)
 	if err == nil && dec.More() {

@@ -142,7 +142,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.billed("users", id); err != nil {
+		if err := tx.billed("users", id, counterDelta{"quota": d.quota, "used_quota": d.used, "request_count": d.requests}); err != nil {
 			return err
 		}
 	}
@@ -150,14 +150,16 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		d := tokens[id]
 		q := "UPDATE tokens SET used_quota = " + saturatingAdd("used_quota") + ", accessed_time = ? WHERE id = ?"
 		args := []any{d.used, d.used, now, id}
+		delta := counterDelta{"used_quota": d.used, "accessed_time": now}
 		if limited[id] {
+			delta["remain_quota"] = d.quota
 			q = "UPDATE tokens SET remain_quota = remain_quota + ?, used_quota = " + saturatingAdd("used_quota") + ", accessed_time = ? WHERE id = ?"
 			args = []any{d.quota, d.used, d.used, now, id}
 		}
 		if err := tx.db.Exec(q, args...).Error; err != nil {
 			return err
 		}
-		if err := tx.billed("tokens", id); err != nil {
+		if err := tx.billed("tokens", id, delta); err != nil {
 			return err
 		}
 		if limited[id] {
@@ -170,7 +172,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err := tx.db.Exec("UPDATE channels SET used_quota = "+saturatingAdd("used_quota")+" WHERE id = ?", channels[id], channels[id], id).Error; err != nil {
 			return err
 		}
-		if err := tx.billed("channels", id); err != nil {
+		if err := tx.billed("channels", id, counterDelta{"used_quota": channels[id]}); err != nil {
 			return err
 		}
 	}
@@ -379,7 +381,7 @@ func (tx *Tx) takeBalances(table, col string, held map[int64]int64) error {
 		if res.RowsAffected != 1 {
 			return ErrConflict // the locked balance moved: roll the batch back
 		}
-		if err := tx.billed(table, id); err != nil {
+		if err := tx.billed(table, id, counterDelta{col: -held[id]}); err != nil {
 			return err
 		}
 	}

@@ -44,7 +44,8 @@ func (tx *Tx) InsertLogs(rows []Log) error {
 		return err
 	}
 	for i := range rows {
-		if err := tx.changed("logs", "INSERT", rows[i].ID); err != nil {
+		row := rows[i] // the outbox encodes it at commit: a copy the caller cannot change
+		if err := tx.record(Change{Table: "logs", Op: "INSERT", ID: row.ID, row: &row}); err != nil {
 			return err
 		}
 	}

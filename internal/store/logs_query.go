@@ -130,9 +130,8 @@ func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int64, error) {
 		if err := tx.cutRollups(ts); err != nil {
 			return err
 		}
-		// One event for the whole range: id 0 means "bulk"; the cluster
-		// issue turns it into a range event carrying ts.
-		return tx.changed("logs", "DELETE", 0)
+		// One event for the whole range: peers delete the same range.
+		return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &bulkDelete{Before: ts}})
 	})
 	return n, err
 }
@@ -168,7 +167,7 @@ func (s *Store) DeleteErrorLogsBefore(ctx context.Context, ts int64, batch int) 
 			}
 			n = res.RowsAffected
 			// One bulk event per batch, as DeleteLogsBefore.
-			return tx.changed("logs", "DELETE", 0)
+			return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &bulkDelete{ErrorIDs: ids}})
 		})
 		if err != nil {
 			return total, fmt.Errorf("after %d rows: %w", total, err)

@@ -61,8 +61,13 @@ type Store struct {
 	// busy-retry loop, and no writer ever sees "database is locked".
 	writeGate chan struct{}
 	// onChange, when set, is called inside the transaction of every change
-	// to a replicated table (the cluster outbox seam).
+	// to a replicated table (tests check that every mutation is recorded).
 	onChange func(tx *Tx, c Change) error
+	// outbox is set in cluster mode: every change becomes an event of
+	// cluster_events in its own transaction (outbox.go).
+	outbox *outboxConfig
+	// clock orders this node's writes for last-writer-wins (outbox.go).
+	clock hybridClock
 	// committed are told the changes of each committed transaction.
 	committed []func(changes []Change)
 	// lease is this process's billing lease (leases.go).
@@ -74,10 +79,30 @@ type Change struct {
 	Table string
 	Op    string // INSERT, UPDATE or DELETE
 	ID    int64
+	// Key is the row's key in tables keyed by name (options), else "".
+	Key string
 	// Counters is true when only balances or usage counters moved.
 	Counters bool
 	// Billing is true for the billing ledger's own settlements.
 	Billing bool
+	// Remote is true for a change applied from a peer's event.
+	Remote bool
+
+	// What the outbox needs beyond the row (outbox.go); at most one is set.
+	delta *counterDelta // amounts added to counter columns
+	usage *usageDelta   // plan usage counted
+	bulk  *bulkDelete   // a range of logs deleted
+	row   any           // the row as written, when the writer has it (logs)
+}
+
+// RemoteUsage reports the plan usage a peer's event added here: the
+// in-memory usage book of SQLite must count it too.
+func (c Change) RemoteUsage() (subscriptionID int64, model string, bucketStart, requests, tokens int64, ok bool) {
+	if !c.Remote || c.usage == nil {
+		return 0, "", 0, 0, 0, false
+	}
+	u := c.usage
+	return u.subscriptionID, u.model, u.fine, u.requests, u.tokens, true
 }
 
 // Open connects, applies pending migrations and returns the Store.

@@ -33,8 +33,7 @@ func (s *Store) SetOptions(ctx context.Context, values map[string]string) error 
 			if err != nil {
 				return err
 			}
-			// Options are keyed by name; the cluster issue maps them to events.
-			if err := tx.changed("options", "UPDATE", 0); err != nil {
+			if err := tx.changedKey("options", "UPDATE", k); err != nil {
 				return err
 			}
 		}

@@ -129,6 +129,13 @@ func (s *Store) UpdateToken(ctx context.Context, userID, id int64, decide func(b
 		}
 		// The row is locked, so the stored row now is before plus p.
 		after = p.Apply(before)
+		if p.RemainQuota != nil && *p.RemainQuota != before.RemainQuota {
+			// A balance: peers add the difference, so charges made there
+			// meanwhile still count.
+			if err := tx.counted("tokens", id, counterDelta{"remain_quota": *p.RemainQuota - before.RemainQuota}); err != nil {
+				return err
+			}
+		}
 		return tx.changed("tokens", "UPDATE", id)
 	})
 	return after, err

@@ -23,6 +23,11 @@ type Tx struct {
 	// billing ledger (a dead-letter replay): its balance changes are
 	// recorded as ordinary counter changes, so a local ledger re-reads them.
 	outsideLedger bool
+	// remote marks a transaction applying a peer's events: its changes
+	// are told to the listeners but never written to the outbox.
+	remote bool
+	// outbox collects the changes to write as events at commit.
+	outbox []Change
 }
 
 // InTx runs fn in one write transaction: it commits when fn returns nil and
@@ -43,7 +48,10 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		var tx *Tx
 		err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
 			tx = &Tx{db: db, s: s}
-			return fn(tx)
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return tx.flushOutbox()
 		})
 		if err == nil {
 			s.notifyCommitted(tx.changes)
@@ -81,31 +89,41 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *Tx) error) err
 }
 
 // changed records a row change of a replicated table; every mutating method
-// calls it inside its transaction (the cluster outbox seam,
-// docs/architecture.md, Cluster).
+// calls it inside its transaction. In cluster mode the row becomes an
+// event at commit (outbox.go, docs/cluster.md).
 func (tx *Tx) changed(table, op string, id int64) error {
 	return tx.record(Change{Table: table, Op: op, ID: id})
 }
 
-// counted records a change that only moved balances or usage counters
-// (quota, used_quota, request_count, remain_quota). Caches of everything
-// else ignore it, and the cluster replicates it as a delta (docs/architecture.md, Cluster).
-func (tx *Tx) counted(table string, id int64) error {
-	return tx.record(Change{Table: table, Op: "UPDATE", ID: id, Counters: true})
+// changedKey records a change of a row keyed by name (options).
+func (tx *Tx) changedKey(table, op, key string) error {
+	return tx.record(Change{Table: table, Op: op, Key: key})
+}
+
+// counted records a change that only moved balances or usage counters by
+// the amounts of d (column → amount added). Caches of everything else
+// ignore it, and the cluster replicates it as a delta event: every node
+// adds the same amounts (docs/cluster.md).
+func (tx *Tx) counted(table string, id int64, d counterDelta) error {
+	return tx.record(Change{Table: table, Op: "UPDATE", ID: id, Counters: true, delta: &d})
 }
 
 // billed records a counter change made by ApplyBilling: the billing ledger
 // knows about these already and skips them.
-func (tx *Tx) billed(table string, id int64) error {
+func (tx *Tx) billed(table string, id int64, d counterDelta) error {
 	if tx.outsideLedger {
-		return tx.counted(table, id)
+		return tx.counted(table, id, d)
 	}
-	return tx.record(Change{Table: table, Op: "UPDATE", ID: id, Counters: true, Billing: true})
+	return tx.record(Change{Table: table, Op: "UPDATE", ID: id, Counters: true, Billing: true, delta: &d})
 }
 
 func (tx *Tx) record(c Change) error {
+	c.Remote = tx.remote
 	if len(tx.s.committed) > 0 {
 		tx.changes = append(tx.changes, c)
+	}
+	if tx.s.outbox != nil && !tx.remote {
+		tx.outbox = append(tx.outbox, c)
 	}
 	if tx.s.onChange == nil {
 		return nil

@@ -220,7 +220,9 @@ func (tx *Tx) addUsage(d usageDelta) error {
 	if err := tx.db.Exec(q, args...).Error; err != nil {
 		return err
 	}
-	if err := tx.counted("plan_usage_totals", subscriptionID); err != nil {
+	// The totals change is told to listeners only: the plan_usage delta
+	// below carries both to peers.
+	if err := tx.record(Change{Table: "plan_usage_totals", Op: "UPDATE", ID: subscriptionID, Counters: true}); err != nil {
 		return err
 	}
 	fineSpan, coarseSpan := int64(planlimit.FineBucket/time.Second), int64(planlimit.CoarseBucket/time.Second)
@@ -241,7 +243,7 @@ func (tx *Tx) addUsage(d usageDelta) error {
 	if err != nil {
 		return err
 	}
-	return tx.counted("plan_usage", subscriptionID)
+	return tx.record(Change{Table: "plan_usage", Op: "UPDATE", ID: subscriptionID, Counters: true, usage: &d})
 }
 
 // clampedAdd is the SQL of col + ? kept within 0..planlimit.MaxAmount; it

@@ -245,7 +245,7 @@ func (tx *Tx) moveUserQuota(id int64, c QuotaChange) error {
 	if res.RowsAffected == 0 {
 		return ErrBalanceMoved
 	}
-	return tx.counted("users", id)
+	return tx.counted("users", id, counterDelta{"quota": c.After - c.Before})
 }
 
 // AddUserQuota changes user id's balance by delta in one statement and
@@ -298,7 +298,7 @@ func (tx *Tx) AddUserQuota(id, delta int64) error {
 		}
 		return fmt.Errorf("user %d balance below %d: %w", id, -delta, ErrConflict)
 	}
-	return tx.counted("users", id)
+	return tx.counted("users", id, counterDelta{"quota": delta})
 }
 
 // RootUser returns the oldest user with the root role: the account that

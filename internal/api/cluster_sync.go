@@ -1,0 +1,32 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/modelgate/modelgate/internal/cluster/replicate"
+	"github.com/modelgate/modelgate/internal/httpx"
+)
+
+// clusterSync answers POST /api/cluster/sync (spec): a peer pushes a batch
+// of its events; this node applies them in one transaction and answers
+// only once they are committed (docs/cluster.md, Replication).
+func (s *Server) clusterSync(w http.ResponseWriter, r *http.Request) error {
+	if !s.secretMatches(r.Header.Get(replicate.SecretHeader)) {
+		s.Log.Warn("cluster sync refused: missing or wrong X-Cluster-Secret", "remote", r.RemoteAddr)
+		return httpx.FailStatus(http.StatusUnauthorized, MsgClusterSecret)
+	}
+	var b replicate.Batch
+	if err := httpx.DecodeLimit(w, r, &b, replicate.MaxBatchBytes); err != nil {
+		return err
+	}
+	events, msg, args := replicate.CheckBatch(b, s.Cluster.Self.NodeID, s.Cluster.BatchSize)
+	if msg != "" {
+		s.Log.Warn("cluster sync batch refused", "source_node_id", b.SourceNodeID, "events", len(b.Events), "remote", r.RemoteAddr)
+		return httpx.Failf(msg, args...)
+	}
+	applied, skipped, err := s.Store.ApplyEvents(r.Context(), b.SourceNodeID, events)
+	if err != nil {
+		return err
+	}
+	return httpx.OK(w, replicate.Answer{Applied: applied, Skipped: skipped})
+}

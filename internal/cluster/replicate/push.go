@@ -1,0 +1,302 @@
+package replicate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// SecretHeader carries the target node's CLUSTER_SECRET (spec, Cluster
+// rule 2); the same header as ping's.
+const SecretHeader = "X-Cluster-Secret"
+
+// Retention bounds how long an event waits for a peer that does not
+// acknowledge it (down, disabled or never completed): after it the event
+// is pruned even so, and such a peer has to join again from a snapshot
+// (docs/cluster.md). Events every peer acknowledged are pruned at once,
+// but never before minRetention: a node joining from a snapshot must still
+// find what the other nodes wrote after the snapshot was taken.
+const (
+	Retention    = 7 * 24 * time.Hour
+	minRetention = time.Hour
+)
+
+// pushTimeout bounds one batch's call; maxAnswerBytes its answer.
+const (
+	pushTimeout    = 15 * time.Second
+	maxAnswerBytes = 1 << 20
+)
+
+// maxBackoff is the longest pause before a peer whose pushes fail is tried
+// again.
+const maxBackoff = time.Minute
+
+// Config is what a Pusher needs.
+type Config struct {
+	Self cluster.Node
+	// Interval is CLUSTER_PUSH_INTERVAL: a change reaches the peers within
+	// it (sooner: a commit wakes the pusher); BatchSize CLUSTER_BATCH_SIZE.
+	Interval  time.Duration
+	BatchSize int
+	Log       *slog.Logger
+}
+
+// Pusher sends this node's events to its peers.
+type Pusher struct {
+	store  *store.Store
+	cfg    Config
+	client *http.Client
+	wake   chan struct{}
+
+	mu      sync.Mutex
+	backoff map[int]backoff // by peer node id
+	// nextPrune is when acknowledged events are pruned next.
+	nextPrune time.Time
+}
+
+type backoff struct {
+	next  time.Time
+	delay time.Duration
+}
+
+// New returns a Pusher over st.
+func New(st *store.Store, cfg Config) *Pusher {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 50
+	}
+	client := &http.Client{
+		Timeout: pushTimeout,
+		// As ping: the secret header never follows a redirect.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &Pusher{store: st, cfg: cfg, client: client, wake: make(chan struct{}, 1), backoff: map[int]backoff{}}
+}
+
+// Changed wakes the pusher after a commit that wrote events; register it
+// with Store.OnCommit.
+func (p *Pusher) Changed(changes []store.Change) {
+	for _, c := range changes {
+		if !c.Remote {
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+			return
+		}
+	}
+}
+
+// Run pushes every Interval, and soon after a local commit, until ctx
+// ends. Rounds never overlap.
+func (p *Pusher) Run(ctx context.Context) {
+	t := time.NewTicker(p.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-p.wake:
+			// Commits close together share one round.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wakeDelay):
+			}
+		}
+		if err := p.Round(ctx); err != nil && ctx.Err() == nil {
+			p.cfg.Log.Warn("cluster push round", "err", err)
+		}
+	}
+}
+
+// wakeDelay gathers the commits of a burst into one round.
+const wakeDelay = 20 * time.Millisecond
+
+// Round pushes to every enabled peer that has a secret and is not backing
+// off, each from its cursor until it has everything, all peers at once,
+// then prunes what every peer acknowledged.
+func (p *Pusher) Round(ctx context.Context) error {
+	nodes, err := p.store.AllClusterNodes(ctx)
+	if err != nil {
+		return err
+	}
+	cursors, err := p.store.ClusterCursors(ctx)
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	now := time.Now()
+	for _, n := range nodes {
+		if n.Disabled || n.SecretKey == "" || n.NodeID == p.cfg.Self.NodeID || !p.due(n.NodeID, now) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := p.catchUp(ctx, n, cursors[n.NodeID])
+			if ctx.Err() != nil {
+				return
+			}
+			p.outcome(n, err)
+		}()
+	}
+	wg.Wait()
+	p.mu.Lock()
+	pruneNow := !now.Before(p.nextPrune)
+	if pruneNow {
+		p.nextPrune = now.Add(pruneEvery)
+	}
+	p.mu.Unlock()
+	if !pruneNow {
+		return nil
+	}
+	return p.prune(ctx, nodes)
+}
+
+// pruneEvery is how often acknowledged events are deleted.
+const pruneEvery = time.Minute
+
+// due reports whether peer may be pushed to now.
+func (p *Pusher) due(peer int, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !now.Before(p.backoff[peer].next)
+}
+
+// outcome records a peer's push result: a failure doubles its pause (1 s
+// up to maxBackoff), a success ends it.
+func (p *Pusher) outcome(n store.ClusterNode, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.backoff[n.NodeID]
+	if err == nil {
+		if b.delay > 0 {
+			p.cfg.Log.Info("cluster push to peer works again", "node_id", n.NodeID, "address", n.Address)
+		}
+		delete(p.backoff, n.NodeID)
+		return
+	}
+	if b.delay == 0 {
+		p.cfg.Log.Warn("cluster push to peer failed; retrying with backoff", "node_id", n.NodeID, "address", n.Address, "err", err)
+	}
+	b.delay = min(max(2*b.delay, time.Second), maxBackoff)
+	b.next = time.Now().Add(b.delay)
+	p.backoff[n.NodeID] = b
+}
+
+// catchUp sends peer n the events after cursor, batch by batch, moving its
+// cursor after each acknowledged batch, until none is left.
+func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64) error {
+	for ctx.Err() == nil {
+		events, err := p.store.EventsAfter(ctx, cursor, p.cfg.BatchSize)
+		if err != nil || len(events) == 0 {
+			return err
+		}
+		wire := make([]Event, 0, len(events))
+		size := 0
+		for _, e := range events {
+			w := fromStore(e)
+			size += len(w.Data) + 256
+			if len(wire) > 0 && size > maxSendBytes {
+				break
+			}
+			wire = append(wire, w)
+		}
+		if _, err := p.send(ctx, n, Batch{SourceNodeID: p.cfg.Self.NodeID, Events: wire}); err != nil {
+			return err
+		}
+		cursor = wire[len(wire)-1].ID
+		// The outcome is kept even when shutting down now: the peer has
+		// applied the batch.
+		if err := p.store.SetClusterCursor(context.WithoutCancel(ctx), n.NodeID, cursor); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// envelope is a peer's /api answer.
+type envelope struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Data    Answer `json:"data"`
+}
+
+// send posts one batch to n with n's secret and reads the answer: success
+// means n committed the batch.
+func (p *Pusher) send(ctx context.Context, n store.ClusterNode, b Batch) (Answer, error) {
+	body, err := json.Marshal(b)
+	if err != nil {
+		return Answer{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cluster.SyncURL(n.Address), bytes.NewReader(body))
+	if err != nil {
+		return Answer{}, fmt.Errorf("bad address: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SecretHeader, n.SecretKey)
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	if err != nil {
+		return Answer{}, fmt.Errorf("read answer: %w", err)
+	}
+	if len(raw) > maxAnswerBytes {
+		return Answer{}, errors.New("answer larger than 1 MiB")
+	}
+	if resp.StatusCode != http.StatusOK {
+		return Answer{}, fmt.Errorf("answered HTTP %d", resp.StatusCode)
+	}
+	var env envelope
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return Answer{}, fmt.Errorf("answer is not the JSON envelope: %w", err)
+	}
+	if !env.Success {
+		msg := env.Message
+		if len(msg) > 200 {
+			msg = msg[:200]
+		}
+		return Answer{}, fmt.Errorf("refused: %q", msg)
+	}
+	return env.Data, nil
+}
+
+// prune deletes the events every peer with a secret acknowledged (a
+// disabled peer counts: it catches up when enabled), once older than
+// minRetention, and every event older than Retention.
+func (p *Pusher) prune(ctx context.Context, nodes []store.ClusterNode) error {
+	cursors, err := p.store.ClusterCursors(ctx)
+	if err != nil {
+		return err
+	}
+	last, err := p.store.LastEventID(ctx)
+	if err != nil {
+		return err
+	}
+	through := last
+	for _, n := range nodes {
+		if n.SecretKey != "" && n.NodeID != p.cfg.Self.NodeID {
+			through = min(through, cursors[n.NodeID])
+		}
+	}
+	now := time.Now()
+	_, err = p.store.PruneEvents(ctx, through, now.Add(-minRetention).Unix(), now.Add(-Retention).Unix())
+	return err
+}

@@ -1,0 +1,137 @@
+// Package replicate moves data changes between cluster nodes: the wire
+// form of POST /api/cluster/sync (spec: Cluster sync event) and the push
+// worker that sends each peer the events of this node's outbox from that
+// peer's cursor (docs/cluster.md, Replication). The outbox, the applying
+// of a batch and last-writer-wins live in the store.
+package replicate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// MaxBatchBytes bounds the body of one sync batch, sent and received:
+// 50 events of large rows (a channel with thousands of models, a log with
+// a long upstream message) fit; a peer gone wrong cannot fill memory.
+const MaxBatchBytes = 16 << 20
+
+// maxSendBytes is where the pusher cuts a batch short of its event count,
+// so a batch always fits MaxBatchBytes.
+const maxSendBytes = 8 << 20
+
+// Event is a sync event on the wire (spec: Cluster sync event): id,
+// table_name, operation, primary_key, data and event_time (seconds) as the
+// spec has them, plus what ordering and deltas need: event_time_us (the
+// write's time in microseconds: with the node, the row's version), kind
+// ("" row, "delta", "bulk") and key (the row's name in tables keyed by
+// name: options).
+type Event struct {
+	ID          int64           `json:"id"`
+	TableName   string          `json:"table_name"`
+	Operation   string          `json:"operation"`
+	PrimaryKey  int64           `json:"primary_key"`
+	Data        json.RawMessage `json:"data"`
+	EventTime   int64           `json:"event_time"`
+	EventTimeUS int64           `json:"event_time_us"`
+	Kind        string          `json:"kind,omitempty"`
+	Key         string          `json:"key,omitempty"`
+}
+
+// Batch is the body of POST /api/cluster/sync.
+type Batch struct {
+	SourceNodeID int     `json:"source_node_id"`
+	Events       []Event `json:"events"`
+}
+
+// Answer is the data of a sync's success answer.
+type Answer struct {
+	Applied int `json:"applied"`
+	Skipped int `json:"skipped"`
+}
+
+// Messages of a refused batch.
+const (
+	MsgSourceInvalid = "source_node_id 必须是 1 到 49 之间的整数"
+	MsgSourceSelf    = "source_node_id 是本节点的 id"
+	MsgEventsMissing = "events 不能为空"
+	// MsgTooManyEvents takes the batch limit.
+	MsgTooManyEvents = "一批最多 %d 个事件"
+	// MsgEventInvalid takes the event's position in the batch.
+	MsgEventInvalid = "第 %d 个事件无效"
+	// MsgEventForeign takes the event id and the source node.
+	MsgEventForeign = "事件 %d 不是节点 %d 产生的"
+)
+
+// fromStore is the wire form of an outbox event.
+func fromStore(e store.Event) Event {
+	data := json.RawMessage(e.Data)
+	if len(data) == 0 {
+		data = json.RawMessage("{}")
+	}
+	return Event{ID: e.ID, TableName: e.Table, Operation: e.Op, PrimaryKey: e.PK, Data: data,
+		EventTime: e.TimeUS / 1_000_000, EventTimeUS: e.TimeUS, Kind: e.Kind, Key: e.Key}
+}
+
+// ToStore checks a received event's form and returns it for the store. The
+// content (the row's columns, the amounts) is checked where it applies.
+func (e Event) ToStore() (store.Event, error) {
+	switch {
+	case e.ID <= 0:
+		return store.Event{}, fmt.Errorf("id %d", e.ID)
+	case e.TableName == "" || len(e.TableName) > 64 || !utf8.ValidString(e.TableName):
+		return store.Event{}, fmt.Errorf("table_name")
+	case e.Operation != "INSERT" && e.Operation != "UPDATE" && e.Operation != "DELETE":
+		return store.Event{}, fmt.Errorf("operation %q", e.Operation)
+	case e.Kind != "" && e.Kind != store.KindDelta && e.Kind != store.KindBulk:
+		return store.Event{}, fmt.Errorf("kind %q", e.Kind)
+	case e.PrimaryKey < 0 || len(e.Key) > 191:
+		return store.Event{}, fmt.Errorf("primary_key or key")
+	}
+	data := bytes.TrimSpace(e.Data)
+	if len(data) > 0 && string(data) != "null" && data[0] != '{' {
+		return store.Event{}, fmt.Errorf("data is not an object")
+	}
+	t := e.EventTimeUS
+	if t == 0 {
+		// A peer that sends seconds only: the version keeps the second.
+		t = e.EventTime * 1_000_000
+	}
+	if t <= 0 {
+		return store.Event{}, fmt.Errorf("event_time")
+	}
+	return store.Event{ID: e.ID, Table: e.TableName, Op: e.Operation, Kind: e.Kind, PK: e.PrimaryKey, Key: e.Key,
+		Data: data, TimeUS: t}, nil
+}
+
+// CheckBatch validates a received batch for this node (self) with the
+// batch limit limit and returns its events for the store, or the message
+// of the refusal and its arguments.
+func CheckBatch(b Batch, self, limit int) ([]store.Event, string, []any) {
+	switch {
+	case b.SourceNodeID < cluster.MinNodeID || b.SourceNodeID > cluster.MaxNodeID:
+		return nil, MsgSourceInvalid, nil
+	case b.SourceNodeID == self:
+		return nil, MsgSourceSelf, nil
+	case b.Events == nil:
+		return nil, MsgEventsMissing, nil
+	case len(b.Events) > limit:
+		return nil, MsgTooManyEvents, []any{limit}
+	}
+	out := make([]store.Event, len(b.Events))
+	for i, e := range b.Events {
+		ev, err := e.ToStore()
+		if err != nil {
+			return nil, MsgEventInvalid, []any{i + 1}
+		}
+		if n := ev.Node(); n != b.SourceNodeID && n != self {
+			return nil, MsgEventForeign, []any{ev.ID, b.SourceNodeID}
+		}
+		out[i] = ev
+	}
+	return out, "", nil
+}

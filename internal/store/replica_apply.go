@@ -1,0 +1,416 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/planlimit"
+	"github.com/modelgate/modelgate/internal/pricing"
+	"gorm.io/gorm/clause"
+)
+
+// ErrForeignEvent refuses a batch holding an event that did not originate
+// on the node that sent it: nodes push their own events only.
+var ErrForeignEvent = errors.New("event not from the sending node")
+
+// errSkip marks an event that is not applied and not an error of the
+// batch: stale (an older version than the row's), unknown table, bad data,
+// or a unique key another row holds here. It is counted as skipped.
+var errSkip = errors.New("skipped")
+
+// appliedMark is a row of cluster_applied.
+type appliedMark struct {
+	NodeID    int `gorm:"primaryKey;autoIncrement:false"`
+	EventID   int64
+	UpdatedAt int64
+}
+
+func (appliedMark) TableName() string { return "cluster_applied" }
+
+// ApplyEvents applies a batch of events pushed by node source, in one
+// transaction, and reports how many were applied and skipped (docs/cluster.md,
+// Receiving). Skipped: events of this node (spec rule 1), events at or
+// below what this node already applied from source (a re-delivered batch),
+// and events that lose to the row's current version or cannot apply here
+// (logged). Nothing applied is written to this node's outbox; the changes
+// are told to the OnCommit listeners, so caches drop what moved.
+func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (applied, skipped int, err error) {
+	for _, ev := range events {
+		if n := ev.Node(); n != source && n != int(s.nodeID) {
+			return 0, 0, fmt.Errorf("apply events: event %d: %w", ev.ID, ErrForeignEvent)
+		}
+	}
+	err = s.InTx(ctx, func(tx *Tx) error {
+		tx.remote = true
+		applied, skipped = 0, 0
+		var mark appliedMark
+		if err := tx.forUpdate().Where("node_id = ?", source).Limit(1).Find(&mark).Error; err != nil {
+			return err
+		}
+		last := mark.EventID
+		for _, ev := range events {
+			if ev.Node() == int(s.nodeID) || ev.ID <= last {
+				skipped++
+				continue
+			}
+			last = ev.ID
+			ok, err := tx.applySafely(ev)
+			if err != nil {
+				return fmt.Errorf("event %d (%s %s): %w", ev.ID, ev.Table, ev.Op, err)
+			}
+			if ok {
+				applied++
+			} else {
+				skipped++
+			}
+		}
+		if last == mark.EventID {
+			return nil
+		}
+		return tx.db.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "node_id"}},
+			DoUpdates: clause.AssignmentColumns([]string{"event_id", "updated_at"}),
+		}).Create(&appliedMark{NodeID: source, EventID: last, UpdatedAt: time.Now().Unix()}).Error
+	})
+	return applied, skipped, wrap("apply cluster events", err)
+}
+
+// AppliedMarks returns, per origin node, the last of its events applied
+// here.
+func (s *Store) AppliedMarks(ctx context.Context) (map[int]int64, error) {
+	var rows []appliedMark
+	if err := s.read(ctx).Find(&rows).Error; err != nil {
+		return nil, wrap("read applied cluster events", err)
+	}
+	m := make(map[int]int64, len(rows))
+	for _, r := range rows {
+		m[r.NodeID] = r.EventID
+	}
+	return m, nil
+}
+
+// applySafely applies ev inside a savepoint: an event that cannot apply
+// here (errSkip, a unique key held by another row) is rolled back alone,
+// logged and skipped, and the rest of the batch goes on. Any other error
+// fails the batch, which the sender retries.
+func (tx *Tx) applySafely(ev Event) (bool, error) {
+	if err := tx.db.SavePoint("ev").Error; err != nil {
+		return false, err
+	}
+	err := tx.applyEvent(ev)
+	if err == nil {
+		return true, nil
+	}
+	if rb := tx.db.RollbackTo("ev").Error; rb != nil {
+		return false, rb
+	}
+	stale := errors.Is(err, errStale)
+	if !stale {
+		if !errors.Is(err, errSkip) && !isUniqueViolation(err) {
+			return false, err
+		}
+		tx.s.log.Warn("cluster event skipped: it cannot apply here", "event_id", ev.ID, "node_id", ev.Node(),
+			"table", ev.Table, "operation", ev.Op, "primary_key", ev.PK, "err", err)
+	}
+	return false, nil
+}
+
+// errStale is an event older than the row's version: last writer wins.
+var errStale = fmt.Errorf("older than the row's version: %w", errSkip)
+
+func (tx *Tx) applyEvent(ev Event) error {
+	switch ev.Kind {
+	case KindDelta:
+		return tx.applyDelta(ev)
+	case KindBulk:
+		return tx.applyBulk(ev)
+	case "":
+	default:
+		return fmt.Errorf("kind %q: %w", ev.Kind, errSkip)
+	}
+	t := replicatedTable(ev.Table)
+	if t == nil {
+		return fmt.Errorf("table %q does not replicate: %w", ev.Table, errSkip)
+	}
+	if ev.Op != "INSERT" && ev.Op != "UPDATE" && ev.Op != "DELETE" {
+		return fmt.Errorf("operation %q: %w", ev.Op, errSkip)
+	}
+	if t.appendOnly {
+		return tx.applyAppend(t, ev)
+	}
+	if t.keyColumn == "id" && ev.PK <= 0 || t.keyColumn != "id" && (ev.Key == "" || !validText(ev.Key)) {
+		return fmt.Errorf("no row key: %w", errSkip)
+	}
+	key := t.rowKey(ev.PK, ev.Key)
+	v, found, err := tx.version(t.name, key)
+	if err != nil {
+		return err
+	}
+	if found && !newer(ev.TimeUS, ev.Node(), v.TimeUS, v.NodeID) {
+		return errStale
+	}
+	tx.s.clock.observe(ev.TimeUS)
+	if err := tx.setVersion(rowVersion{TableName_: t.name, RowKey: key, TimeUS: ev.TimeUS, NodeID: ev.Node(), Deleted: ev.Op == "DELETE"}); err != nil {
+		return err
+	}
+	kv := t.keyValue(ev.PK, ev.Key)
+	if ev.Op == "DELETE" {
+		if err := tx.db.Exec("DELETE FROM "+t.name+" WHERE "+t.keyColumn+" = ?", kv).Error; err != nil {
+			return err
+		}
+		if err := tx.db.Where("table_name = ? AND primary_key = ?", t.name, ev.PK).Delete(&parkedDelta{}).Error; err != nil {
+			return err
+		}
+		if t.name == "channels" {
+			if err := tx.deleteAbilities(ev.PK); err != nil {
+				return err
+			}
+		}
+		return tx.record(Change{Table: t.name, Op: "DELETE", ID: ev.PK, Key: ev.Key})
+	}
+	cols, err := t.decodeRow(ev.Data)
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, errSkip)
+	}
+	if cols[t.keyColumn] != kv {
+		return fmt.Errorf("row key differs from the event's: %w", errSkip)
+	}
+	var n int64
+	if err := tx.db.Table(t.name).Where(t.keyColumn+" = ?", kv).Count(&n).Error; err != nil {
+		return err
+	}
+	counters := counterDelta{}
+	for _, c := range t.counters {
+		if v, ok := cols[c].(int64); ok {
+			counters[c] = v
+		}
+		delete(cols, c)
+	}
+	if n > 0 {
+		delete(cols, t.keyColumn)
+		if err := tx.db.Table(t.name).Where(t.keyColumn+" = ?", kv).Updates(cols).Error; err != nil {
+			return err
+		}
+		// An INSERT overtaken by an UPDATE relayed through another node:
+		// its counters still count.
+		if ev.Op == "INSERT" {
+			if _, err := tx.addCounters(t, ev.PK, counters); err != nil {
+				return err
+			}
+		}
+	} else {
+		if ev.Op == "INSERT" {
+			for c, v := range counters {
+				cols[c] = v
+			}
+		}
+		if err := tx.db.Table(t.name).Create(cols).Error; err != nil {
+			return err
+		}
+		if err := tx.unpark(t, ev.PK); err != nil {
+			return err
+		}
+	}
+	if t.name == "channels" {
+		var c Channel
+		if err := tx.db.Where("id = ?", ev.PK).Take(&c).Error; err != nil {
+			return err
+		}
+		if err := tx.rebuildAbilities(&c); err != nil {
+			return err
+		}
+	}
+	return tx.record(Change{Table: t.name, Op: ev.Op, ID: ev.PK, Key: ev.Key})
+}
+
+// applyAppend inserts a row of an append-only table (logs) and counts it
+// in the usage rollups, as InsertLogs does.
+func (tx *Tx) applyAppend(t *replicated, ev Event) error {
+	if ev.Op != "INSERT" {
+		return fmt.Errorf("%s rows are only inserted: %w", t.name, errSkip)
+	}
+	cols, err := t.decodeRow(ev.Data)
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, errSkip)
+	}
+	var row Log
+	if err := t.fill(&row, cols); err != nil || row.ID != ev.PK || row.ID <= 0 {
+		return fmt.Errorf("log row: %w", errSkip)
+	}
+	if err := tx.db.Table(t.name).Create(cols).Error; err != nil {
+		return err
+	}
+	if err := tx.rollUp([]Log{row}); err != nil {
+		return err
+	}
+	return tx.record(Change{Table: t.name, Op: "INSERT", ID: ev.PK})
+}
+
+// applyBulk deletes the range of logs a peer deleted.
+func (tx *Tx) applyBulk(ev Event) error {
+	if ev.Table != "logs" || ev.Op != "DELETE" {
+		return fmt.Errorf("bulk %s %s: %w", ev.Table, ev.Op, errSkip)
+	}
+	var b bulkDelete
+	if err := json.Unmarshal(ev.Data, &b); err != nil {
+		return fmt.Errorf("%v: %w", err, errSkip)
+	}
+	if b.Before > 0 {
+		if err := tx.db.Where("created_at < ?", b.Before).Delete(&Log{}).Error; err != nil {
+			return err
+		}
+		if err := tx.cutRollups(b.Before); err != nil {
+			return err
+		}
+	}
+	if len(b.ErrorIDs) > 0 {
+		if err := tx.db.Where("id IN ? AND type = ?", b.ErrorIDs, LogError).Delete(&Log{}).Error; err != nil {
+			return err
+		}
+	}
+	return tx.record(Change{Table: "logs", Op: "DELETE"})
+}
+
+// parkedDelta is a row of cluster_parked: a delta for a row that has not
+// arrived here yet (its INSERT comes from another node, later).
+type parkedDelta struct {
+	EventID    int64  `gorm:"primaryKey;autoIncrement:false"`
+	TableName_ string `gorm:"column:table_name"`
+	PrimaryKey int64
+	Data       string
+	CreatedAt  int64
+}
+
+func (parkedDelta) TableName() string { return "cluster_parked" }
+
+// deltaLimits bounds each counter's amount in one event: a balance moves
+// by at most MaxBalance, a usage counter only grows.
+func deltaAllowed(col string, v int64) bool {
+	switch col {
+	case "quota", "remain_quota":
+		return v >= -pricing.MaxBalance && v <= pricing.MaxBalance
+	case "accessed_time":
+		return v >= 0
+	default: // used_quota, request_count
+		return v >= 0 && v <= pricing.MaxCounter
+	}
+}
+
+func (tx *Tx) applyDelta(ev Event) error {
+	if ev.Table == "plan_usage" {
+		var u usageDeltaWire
+		if err := json.Unmarshal(ev.Data, &u); err != nil {
+			return fmt.Errorf("%v: %w", err, errSkip)
+		}
+		if ev.PK <= 0 || u.Model == "" || !validText(u.Model) || len(u.Model) > 191 ||
+			u.Requests < -planlimit.MaxAmount || u.Requests > planlimit.MaxAmount ||
+			u.Tokens < -planlimit.MaxAmount || u.Tokens > planlimit.MaxAmount {
+			return fmt.Errorf("plan usage delta out of range: %w", errSkip)
+		}
+		return tx.addUsage(usageDelta{subscriptionID: ev.PK, model: u.Model, fine: u.BucketStart, requests: u.Requests, tokens: u.Tokens})
+	}
+	t := replicatedTable(ev.Table)
+	if t == nil || len(t.counters) == 0 || ev.PK <= 0 {
+		return fmt.Errorf("delta of %q: %w", ev.Table, errSkip)
+	}
+	var d counterDelta
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return fmt.Errorf("%v: %w", err, errSkip)
+	}
+	for c, v := range d {
+		if !t.isCounter(c) || !deltaAllowed(c, v) {
+			return fmt.Errorf("delta of %s.%s: %w", t.name, c, errSkip)
+		}
+	}
+	ok, err := tx.addCounters(t, ev.PK, d)
+	if err != nil || ok {
+		return err
+	}
+	// The row is not here: gone (its tombstone says so) or not arrived yet.
+	v, found, err := tx.version(t.name, t.rowKey(ev.PK, ""))
+	if err != nil || (found && v.Deleted) {
+		return err
+	}
+	return tx.db.Create(&parkedDelta{EventID: ev.ID, TableName_: t.name, PrimaryKey: ev.PK, Data: string(ev.Data),
+		CreatedAt: time.Now().Unix()}).Error
+}
+
+// unpark applies the deltas that waited for row id of t.
+func (tx *Tx) unpark(t *replicated, id int64) error {
+	var rows []parkedDelta
+	if err := tx.db.Where("table_name = ? AND primary_key = ?", t.name, id).Order("event_id").Find(&rows).Error; err != nil {
+		return err
+	}
+	for _, r := range rows {
+		var d counterDelta
+		if err := json.Unmarshal([]byte(r.Data), &d); err != nil {
+			continue
+		}
+		if _, err := tx.addCounters(t, id, d); err != nil {
+			return err
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return tx.db.Where("table_name = ? AND primary_key = ?", t.name, id).Delete(&parkedDelta{}).Error
+}
+
+// addCounters adds d to row id of t as its origin did: balances within
+// ±MaxBalance, usage counters saturating, accessed_time the later one.
+// found is false when the row is not here.
+func (tx *Tx) addCounters(t *replicated, id int64, d counterDelta) (found bool, err error) {
+	var sets []string
+	var args []any
+	for _, c := range sortedCols(d) {
+		v := d[c]
+		if v == 0 && c != "request_count" {
+			continue
+		}
+		switch c {
+		case "quota", "remain_quota":
+			sets = append(sets, boundedAdd(c))
+			args = append(args, v, v, v, v, v)
+		case "accessed_time":
+			sets = append(sets, "accessed_time = CASE WHEN accessed_time < ? THEN ? ELSE accessed_time END")
+			args = append(args, v, v)
+		case "request_count":
+			sets = append(sets, "request_count = request_count + ?")
+			args = append(args, v)
+		default:
+			sets = append(sets, c+" = "+saturatingAdd(c))
+			args = append(args, v, v)
+		}
+	}
+	if len(sets) == 0 {
+		var n int64
+		err := tx.db.Table(t.name).Where("id = ?", id).Count(&n).Error
+		return n > 0, err
+	}
+	res := tx.db.Exec("UPDATE "+t.name+" SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, id)...)
+	if res.Error != nil {
+		return false, res.Error
+	}
+	if res.RowsAffected == 0 {
+		// MySQL counts changed rows, not matched ones: a counter already
+		// at its cap matched without changing.
+		var n int64
+		if err := tx.db.Table(t.name).Where("id = ?", id).Count(&n).Error; err != nil || n == 0 {
+			return false, err
+		}
+	}
+	return true, tx.record(Change{Table: t.name, Op: "UPDATE", ID: id, Counters: true, delta: &d})
+}
+
+// boundedAdd is the SQL of col + ? kept within ±pricing.MaxBalance; it
+// takes the amount five times. No comparison can overflow: the column and
+// the amount are within ±MaxBalance.
+func boundedAdd(col string) string {
+	m := pricing.MaxBalance
+	return fmt.Sprintf("%s = CASE WHEN ? > 0 AND %s > %d - ? THEN %d WHEN ? < 0 AND %s < %d - ? THEN %d ELSE %s + ? END",
+		col, col, m, m, col, -m, -m, col)
+}
