@@ -37,6 +37,7 @@ var english = map[string]entry{
 
 	// The /api wire layer (httpx).
 	"请求体过大,上限 1 MiB":                           {text: "request body too large; the limit is 1 MiB"},
+	"请求体过大,上限 %d MiB":                          {text: "request body too large; the limit is %d MiB"},
 	"接口不存在":                                    {text: "no such endpoint"},
 	"服务器内部错误,请稍后再试":                            {text: "internal server error; try again later"},
 	"参数 %s 必须是整数":                              {text: "parameter %s must be an integer"},
