@@ -47,9 +47,21 @@ func tableRows(t *testing.T, e *apptest.Env) map[string][]string {
 			Table string          `json:"table"`
 			Row   json.RawMessage `json:"row"`
 		}
-		if json.Unmarshal(line, &r) == nil && r.Table != "" && r.Table != "cluster_parked" {
-			out[r.Table] = append(out[r.Table], string(r.Row))
+		if json.Unmarshal(line, &r) != nil || r.Table == "" || r.Table == "cluster_parked" {
+			continue
 		}
+		if r.Table == "users" || r.Table == "tokens" || r.Table == "channels" {
+			// A balance change stamps updated_at on its own node only: the
+			// delta event carries the amounts, not the time (a known
+			// difference of replication, not of the join).
+			var row map[string]json.RawMessage
+			if err := json.Unmarshal(r.Row, &row); err != nil {
+				t.Fatal(err)
+			}
+			delete(row, "updated_at")
+			r.Row, _ = json.Marshal(row)
+		}
+		out[r.Table] = append(out[r.Table], string(r.Row))
 	}
 	for _, rows := range out {
 		slices.Sort(rows)
