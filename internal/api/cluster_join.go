@@ -41,7 +41,9 @@ func (s *Server) clusterSnapshot(w http.ResponseWriter, r *http.Request) error {
 			w.Header().Set("Cache-Control", "no-store")
 			w.WriteHeader(http.StatusOK)
 		}
-		bw.Write(line)
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
 		if err := bw.WriteByte('\n'); err != nil {
 			return err
 		}
