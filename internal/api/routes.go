@@ -140,6 +140,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	// cluster route answers "cluster mode is off" without CLUSTER_NODE_ID.
 	s.handle(mux, "POST /api/cluster/ping", levelGuest, s.clusterOn(s.clusterPing))
 	s.handle(mux, "POST /api/cluster/sync", levelGuest, s.clusterOn(s.clusterSync))
+	s.handle(mux, "POST /api/cluster/snapshot", levelGuest, s.clusterOn(s.clusterSnapshot))
 	s.handle(mux, "GET /api/cluster_node/{$}", levelRoot, s.clusterOn(s.listClusterNodes))
 	s.handle(mux, "GET /api/cluster_node/ping/{id}", levelRoot, sameSiteOnly(s.clusterOn(s.pingClusterNode)))
 	s.handle(mux, "GET /api/cluster_node/{id}", levelRoot, s.clusterOn(s.getClusterNode))
@@ -147,6 +148,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /api/cluster_node/{$}", levelRoot, s.clusterOn(s.updateClusterNode))
 	s.handle(mux, "DELETE /api/cluster_node/{id}", levelRoot, s.clusterOn(s.deleteClusterNode))
 	s.handle(mux, "POST /api/cluster_node/{id}/enable", levelRoot, s.clusterOn(s.enableClusterNode))
+	s.handle(mux, "POST /api/cluster_node/{id}/join", levelRoot, sameSiteOnly(s.clusterOn(s.joinCluster)))
 
 	s.handle(mux, "/api/", levelGuest, notFound)
 }

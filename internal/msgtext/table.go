@@ -266,4 +266,10 @@ var english = map[string]entry{
 	"第 %d 个事件无效":                      {text: "event %d of the batch is invalid"},
 	"事件 %d 不是节点 %d 产生的":               {text: "event %d did not originate on node %d"},
 	"ping 的发送方 node_id 与本节点相同":        {text: "the ping sender's node_id is this node's own id"},
+	"该节点已停用,不能从它拉取快照":                 {text: "this node is disabled; no snapshot is pulled from it"},
+	"该节点还没有 secret_key,无法拉取快照;请先用 PUT /api/cluster_node/ 填写": {text: "this node has no secret_key yet, so no snapshot can be pulled from it; set it first with PUT /api/cluster_node/"},
+	"本节点已有自己的数据,不能用快照加入集群;只有新建的空节点可以加入":                      {text: "this node has data of its own and cannot join from a snapshot; only a new, empty node can join"},
+	"该节点的数据落后于本节点已收到的同步,请稍后重试":                               {text: "that node's data is behind what this node already received by sync; try again in a moment"},
+	"快照不完整或无效,本节点的数据没有改变: %s":                                {text: "the snapshot is incomplete or invalid; this node's data did not change: %s"},
+	"从 %s 拉取快照失败,本节点的数据没有改变: %s":                             {text: "pulling the snapshot from %s failed; this node's data did not change: %s"},
 }

@@ -44,6 +44,8 @@ func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (ap
 			return 0, 0, fmt.Errorf("apply events: event %d: %w", ev.ID, ErrForeignEvent)
 		}
 	}
+	s.applyGate.RLock()
+	defer s.applyGate.RUnlock()
 	err = s.InTx(ctx, func(tx *Tx) error {
 		tx.remote = true
 		applied, skipped = 0, 0
