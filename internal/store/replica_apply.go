@@ -47,6 +47,13 @@ func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (ap
 	err = s.InTx(ctx, func(tx *Tx) error {
 		tx.remote = true
 		applied, skipped = 0, 0
+		// The mark row exists before it is locked: concurrent pushes of a
+		// source's first batch would otherwise find no row to lock and all
+		// apply it (PostgreSQL), or deadlock on the gap (MySQL).
+		if err := tx.db.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&appliedMark{NodeID: source, UpdatedAt: time.Now().Unix()}).Error; err != nil {
+			return err
+		}
 		var mark appliedMark
 		if err := tx.forUpdate().Where("node_id = ?", source).Limit(1).Find(&mark).Error; err != nil {
 			return err
