@@ -197,6 +197,44 @@ func TestClusterSyncBatchRules(t *testing.T) {
 	}
 }
 
+// Batches of two sources that move the same rows in opposite orders, at
+// once, all apply: a transaction the database aborts to break a deadlock
+// runs again instead of failing the push.
+func TestClusterSyncCrossingBatches(t *testing.T) {
+	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
+	root := recv.Root()
+	_, u1 := recv.NewUser("cross1", user.RoleUser)
+	_, u2 := recv.NewUser("cross2", user.RoleUser)
+	b1, b2 := quotaOn(t, root, u1), quotaOn(t, root, u2)
+	c := syncer(recv, apptest.NodeSecret(1))
+	delta := func(id, user int64) replicate.Event {
+		return replicate.Event{ID: id, TableName: "users", Operation: "UPDATE", Kind: store.KindDelta, PrimaryKey: user,
+			Data: json.RawMessage(`{"quota":1}`), EventTimeUS: time.Now().UnixMicro()}
+	}
+	const rounds = 10
+	for r := range int64(rounds) {
+		var wg sync.WaitGroup
+		for _, src := range []int64{11, 12} {
+			first, second := u1, u2
+			if src == 12 {
+				first, second = u2, u1
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				evs := []replicate.Event{delta((2*r+1)*50+src, first), delta((2*r+2)*50+src, second)}
+				if res := c.Do("POST", "/api/cluster/sync", replicate.Batch{SourceNodeID: int(src), Events: evs}); !res.Success {
+					t.Errorf("round %d, node %d: %s", r, src, res.Raw)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if q1, q2 := quotaOn(t, root, u1), quotaOn(t, root, u2); q1 != b1+2*rounds || q2 != b2+2*rounds {
+		t.Fatalf("quotas %d, %d; want %d, %d", q1, q2, b1+2*rounds, b2+2*rounds)
+	}
+}
+
 func TestClusterSyncRefusals(t *testing.T) {
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()

@@ -112,6 +112,11 @@ func (tx *Tx) applySafely(ev Event) (bool, error) {
 	if err == nil {
 		return true, nil
 	}
+	if isRetryable(err) {
+		// A deadlock victim: MySQL has rolled the whole transaction back,
+		// savepoint included. The error makes InTx run the batch again.
+		return false, err
+	}
 	if rb := tx.db.RollbackTo("ev").Error; rb != nil {
 		return false, rb
 	}
