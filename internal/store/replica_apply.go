@@ -158,7 +158,7 @@ func (tx *Tx) applyEvent(ev Event) error {
 		return fmt.Errorf("no row key: %w", errSkip)
 	}
 	key := t.rowKey(ev.PK, ev.Key)
-	v, found, err := tx.version(t.name, key)
+	v, found, err := tx.lockVersion(t, ev)
 	if err != nil {
 		return err
 	}
@@ -237,6 +237,24 @@ func (tx *Tx) applyEvent(ev Event) error {
 		}
 	}
 	return tx.record(Change{Table: t.name, Op: ev.Op, ID: ev.PK, Key: ev.Key})
+}
+
+// lockVersion locks the row ev changes, then reads its version with a
+// locking read: the order a local write takes them (its UPDATE, then the
+// version at commit). A local write of the row then commits before the
+// version is read here, or waits until this transaction commits. A plain
+// read could see a version older than a local write that committed
+// meanwhile (MySQL's snapshot, a PostgreSQL statement that started before
+// the commit) and let an older event overwrite a newer row: the nodes
+// would not converge.
+func (tx *Tx) lockVersion(t *replicated, ev Event) (v rowVersion, found bool, err error) {
+	var rows []map[string]any
+	err = tx.forUpdate().Table(t.name).Select(t.keyColumn).Where(t.keyColumn+" = ?", t.keyValue(ev.PK, ev.Key)).Find(&rows).Error
+	if err != nil {
+		return v, false, err
+	}
+	err = tx.forUpdate().Where("table_name = ? AND row_key = ?", t.name, t.rowKey(ev.PK, ev.Key)).Limit(1).Find(&v).Error
+	return v, v.TableName_ != "", err
 }
 
 // applyAppend inserts a row of an append-only table (logs) and counts it
