@@ -81,23 +81,6 @@ func sameData(a, b map[string][]string) string {
 	return ""
 }
 
-// nodeRecordID is the record id of node nodeID in the table root sees.
-func nodeRecordID(t *testing.T, root *apptest.Client, nodeID int) int64 {
-	t.Helper()
-	var list []struct {
-		ID     int64 `json:"id"`
-		NodeID int   `json:"node_id"`
-	}
-	root.OK("GET", "/api/cluster_node/?p=0", nil).Decode(t, &list)
-	for _, n := range list {
-		if n.NodeID == nodeID {
-			return n.ID
-		}
-	}
-	t.Fatalf("node %d is not in the table", nodeID)
-	return 0
-}
-
 // pushedAll waits until node e has pushed every event of its outbox to
 // peer.
 func pushedAll(t *testing.T, e *apptest.Env, peer int) {

@@ -49,11 +49,11 @@ func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (ap
 	err = s.InTx(ctx, func(tx *Tx) error {
 		tx.remote = true
 		applied, skipped = 0, 0
-		// The mark's row is created first and then locked: two deliveries
-		// of one batch at once (a retry after a timeout) apply one after
-		// the other, and the second skips what the first applied.
-		err := tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&appliedMark{NodeID: source}).Error
-		if err != nil {
+		// The mark row exists before it is locked: concurrent pushes of a
+		// source's first batch would otherwise find no row to lock and all
+		// apply it (PostgreSQL), or deadlock on the gap (MySQL).
+		if err := tx.db.Clauses(clause.OnConflict{DoNothing: true}).
+			Create(&appliedMark{NodeID: source, UpdatedAt: time.Now().Unix()}).Error; err != nil {
 			return err
 		}
 		var mark appliedMark
@@ -112,6 +112,11 @@ func (tx *Tx) applySafely(ev Event) (bool, error) {
 	if err == nil {
 		return true, nil
 	}
+	if isRetryable(err) {
+		// A deadlock victim: MySQL has rolled the whole transaction back,
+		// savepoint included. The error makes InTx run the batch again.
+		return false, err
+	}
 	if rb := tx.db.RollbackTo("ev").Error; rb != nil {
 		return false, rb
 	}
@@ -153,7 +158,7 @@ func (tx *Tx) applyEvent(ev Event) error {
 		return fmt.Errorf("no row key: %w", errSkip)
 	}
 	key := t.rowKey(ev.PK, ev.Key)
-	v, found, err := tx.lockVersion(t.name, key)
+	v, found, err := tx.lockVersion(t, ev)
 	if err != nil {
 		return err
 	}
@@ -265,6 +270,24 @@ func takeCounters(t *replicated, cols map[string]any) (counterDelta, error) {
 		delete(cols, c)
 	}
 	return d, nil
+}
+
+// lockVersion locks the row ev changes, then reads its version with a
+// locking read: the order a local write takes them (its UPDATE, then the
+// version at commit). A local write of the row then commits before the
+// version is read here, or waits until this transaction commits. A plain
+// read could see a version older than a local write that committed
+// meanwhile (MySQL's snapshot, a PostgreSQL statement that started before
+// the commit) and let an older event overwrite a newer row: the nodes
+// would not converge. The version row is created first when missing, so
+// two peers' events for a row not here yet are serialised too.
+func (tx *Tx) lockVersion(t *replicated, ev Event) (v rowVersion, found bool, err error) {
+	var rows []map[string]any
+	err = tx.forUpdate().Table(t.name).Select(t.keyColumn).Where(t.keyColumn+" = ?", t.keyValue(ev.PK, ev.Key)).Find(&rows).Error
+	if err != nil {
+		return v, false, err
+	}
+	return tx.lockRowVersion(t.name, t.rowKey(ev.PK, ev.Key))
 }
 
 // applyAppend inserts a row of an append-only table (logs) and counts it
