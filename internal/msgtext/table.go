@@ -265,4 +265,9 @@ var english = map[string]entry{
 	"第 %d 个事件无效":                      {text: "event %d of the batch is invalid"},
 	"事件 %d 不是节点 %d 产生的":               {text: "event %d did not originate on node %d"},
 	"ping 的发送方 node_id 与本节点相同":        {text: "the ping sender's node_id is this node's own id"},
+	"兑换码所属的集群节点 %d 暂时无法处理兑换,请稍后重试":    {text: "cluster node %d, which owns this code, cannot redeem it right now; please try again later"},
+	"订单所属的集群节点 %d 暂时无法处理该操作,请稍后重试":    {text: "cluster node %d, which owns this order, cannot process it right now; please try again later"},
+	"您的账户尚未同步到兑换码所属的集群节点,请稍后重试":       {text: "your account has not reached the cluster node that owns this code yet; please try again later"},
+	"该兑换码或订单不属于本节点":                   {text: "this redemption code or order is not owned by this node"},
+	"转发的请求无效":                         {text: "invalid forwarded request"},
 }

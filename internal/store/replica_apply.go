@@ -150,11 +150,22 @@ func (tx *Tx) applyEvent(ev Event) error {
 	if err != nil {
 		return err
 	}
-	if found && !newer(ev.TimeUS, ev.Node(), v.TimeUS, v.NodeID) {
+	forward, err := tx.statusOrder(t, ev)
+	if err != nil {
+		return err
+	}
+	older := found && !newer(ev.TimeUS, ev.Node(), v.TimeUS, v.NodeID)
+	if forward < 0 || older && forward == 0 {
 		return errStale
 	}
 	tx.s.clock.observe(ev.TimeUS)
-	if err := tx.setVersion(rowVersion{TableName_: t.name, RowKey: key, TimeUS: ev.TimeUS, NodeID: ev.Node(), Deleted: ev.Op == "DELETE"}); err != nil {
+	nv := rowVersion{TableName_: t.name, RowKey: key, TimeUS: ev.TimeUS, NodeID: ev.Node(), Deleted: ev.Op == "DELETE"}
+	if older {
+		// A state further along applied over a newer write keeps the
+		// newer version, so the versions still only grow.
+		nv.TimeUS, nv.NodeID = v.TimeUS, v.NodeID
+	}
+	if err := tx.setVersion(nv); err != nil {
 		return err
 	}
 	kv := t.keyValue(ev.PK, ev.Key)
