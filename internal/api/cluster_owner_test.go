@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -313,4 +316,55 @@ func nodeRecord(t *testing.T, root *apptest.Client, nodeID int) int64 {
 	}
 	t.Fatalf("node %d is not in the table", nodeID)
 	return 0
+}
+
+func TestClusterNotifyForwardedToOwner(t *testing.T) {
+	const appID, mchID, apiKey = "wx-test-app", "1900000109", "0123456789abcdef0123456789abcdef"
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answer := map[string]string{"return_code": "SUCCESS", "result_code": "SUCCESS", "appid": appID, "mch_id": mchID,
+			"nonce_str": "n0nce", "prepay_id": "wx-prepay-1", "trade_type": "NATIVE", "code_url": "weixin://wxpay/bizpayurl?pr=abc"}
+		answer["sign"] = wechatSign(answer, apiKey)
+		io.WriteString(w, wechatXML(answer))
+	}))
+	defer fake.Close()
+	nodes := apptest.NewCluster(t, 3)
+	roots := rootsOf(nodes)
+	for _, root := range roots {
+		root.OK("PUT", "/api/setting/payment/mobile_a", map[string]any{"enabled": true, "config": map[string]any{
+			"app_id": appID, "mch_id": mchID, "api_key": apiKey, "notify_url": "https://example.com/notify", "gateway": fake.URL}})
+	}
+	topupOn(roots[0])
+	dave, uid := nodes[0].NewUser("dave", user.RoleUser)
+	a := topup(t, dave, map[string]any{"amount": 12.34, "pay_method": "mobile_a"})
+	if a.Pay.Status != "success" {
+		t.Fatalf("pay %+v", a.Pay)
+	}
+	waitEverywhere(t, roots, "the order", hasOrder(a.Order.ID))
+	f := map[string]string{"appid": appID, "mch_id": mchID, "nonce_str": "n2", "return_code": "SUCCESS", "result_code": "SUCCESS",
+		"out_trade_no": a.Order.OrderNo, "total_fee": "1234", "fee_type": "CNY", "transaction_id": "4200000001", "trade_type": "NATIVE"}
+	f["sign"] = wechatSign(f, apiKey)
+	body := wechatXML(f)
+
+	// The owner is down: node 2 answers the provider FAIL, so it retries.
+	nodes[0].Pause()
+	if r := postNotify(t, nodes[1], "mobile_a", "text/xml", body, 1)[0]; !strings.Contains(r, "FAIL") {
+		t.Fatalf("notification while the owner is down: %q", r)
+	}
+	if o := getOrder(t, roots[1], a.Order.ID); o.Status != 0 {
+		t.Fatalf("order status %d while the owner is down", o.Status)
+	}
+	nodes[0].Resume()
+	// Delivered 10 times to node 2 and 10 times to node 3: credited once.
+	replies := make(chan []string, 2)
+	for _, n := range nodes[1:] {
+		go func() { replies <- postNotify(t, n, "mobile_a", "text/xml", body, 10) }()
+	}
+	for range 2 {
+		for i, r := range <-replies {
+			if !strings.Contains(r, "SUCCESS") {
+				t.Errorf("delivery %d: %q", i, r)
+			}
+		}
+	}
+	quotaIs(t, nodes, roots, uid, 12_340_000, 1)
 }
