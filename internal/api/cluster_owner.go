@@ -78,8 +78,8 @@ type redemptionRefusal string
 
 func (r redemptionRefusal) Error() string { return "redemption refused: " + string(r) }
 
-// redeemOutcome names the store's refusal of a redemption; "" for err nil,
-// and err itself when it is not a refusal.
+// redeemOutcome names the store's answer to a redemption (outcomeOK for
+// err nil); an err that is not a refusal comes back as it is.
 func redeemOutcome(code store.Redemption, err error) (string, error) {
 	switch {
 	case err == nil:
@@ -144,8 +144,11 @@ func (s *Server) clusterRedeem(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeLimit(w, r, &req, owner.MaxBodyBytes); err != nil {
 		return err
 	}
-	if req.Key == "" || req.UserID <= 0 || len(req.IdempotencyKey) > maxIdempotencyKeyLength {
+	if req.UserID <= 0 || len(req.IdempotencyKey) > maxIdempotencyKeyLength {
 		return httpx.Fail(MsgOwnerRequest)
+	}
+	if !redemption.PlausibleKey(req.Key) {
+		return httpx.OK(w, ownerRedeemAnswer{Outcome: outcomeInvalid})
 	}
 	ctx := r.Context()
 	code, err := s.Store.RedemptionByCode(ctx, req.Key)
