@@ -140,6 +140,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	// cluster route answers "cluster mode is off" without CLUSTER_NODE_ID.
 	s.handle(mux, "POST /api/cluster/ping", levelGuest, s.clusterOn(s.clusterPing))
 	s.handle(mux, "POST /api/cluster/sync", levelGuest, s.clusterOn(s.clusterSync))
+	s.handle(mux, "POST /api/cluster/snapshot", levelGuest, s.clusterOn(s.clusterSnapshot))
 	s.handle(mux, "POST /api/cluster/redeem", levelGuest, s.clusterOn(s.clusterRedeem))
 	s.handle(mux, "POST /api/cluster/activate", levelGuest, s.clusterOn(s.clusterActivate))
 	s.handle(mux, "GET /api/cluster_node/{$}", levelRoot, s.clusterOn(s.listClusterNodes))
@@ -149,6 +150,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /api/cluster_node/{$}", levelRoot, s.clusterOn(s.updateClusterNode))
 	s.handle(mux, "DELETE /api/cluster_node/{id}", levelRoot, s.clusterOn(s.deleteClusterNode))
 	s.handle(mux, "POST /api/cluster_node/{id}/enable", levelRoot, s.clusterOn(s.enableClusterNode))
+	s.handle(mux, "POST /api/cluster_node/{id}/join", levelRoot, sameSiteOnly(s.clusterOn(s.joinCluster)))
 
 	s.handle(mux, "/api/", levelGuest, notFound)
 }

@@ -25,6 +25,8 @@ const MaxBodyBytes = 1 << 20
 const (
 	MsgInvalidParams = "无效的参数" // spec: invalid JSON
 	MsgBodyTooLarge  = "请求体过大,上限 1 MiB"
+	// MsgBodyOverLimit takes the limit in MiB of a route with a larger one.
+	MsgBodyOverLimit = "请求体过大,上限 %d MiB"
 	MsgInvalidID     = "无效的ID" // spec: invalid id
 	MsgNotFoundPath  = "接口不存在"
 	MsgInternal      = "服务器内部错误,请稍后再试"
@@ -143,8 +145,12 @@ func DecodeLimit(w http.ResponseWriter, r *http.Request, dst any, limit int64) e
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &tooLarge):
+	case errors.As(err, &tooLarge) && limit == MaxBodyBytes:
 		return FailStatus(http.StatusRequestEntityTooLarge, MsgBodyTooLarge)
+	case errors.As(err, &tooLarge):
+		e := Failf(MsgBodyOverLimit, limit>>20)
+		e.Status = http.StatusRequestEntityTooLarge
+		return e
 	}
 	return Fail(MsgInvalidParams)
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
@@ -72,6 +73,9 @@ type Store struct {
 	committed []func(changes []Change)
 	// lease is this process's billing lease (leases.go).
 	lease leaseState
+	// applyGate keeps pushed batches (ApplyEvents, read side) out while a
+	// snapshot loads (LoadSnapshot, write side).
+	applyGate sync.RWMutex
 }
 
 // Change describes one row change of a replicated table.

@@ -280,7 +280,7 @@ func (tx *Tx) rowEvent(c *Change) (outboxRow, bool, error) {
 		ev.TimeUS = tx.s.clock.next(0)
 		return ev, true, nil
 	}
-	v, _, err := tx.version(c.Table, key)
+	v, _, err := tx.lockVersion(c.Table, key)
 	if err != nil {
 		return ev, false, err
 	}
@@ -293,7 +293,22 @@ func (tx *Tx) rowEvent(c *Change) (outboxRow, bool, error) {
 // never versioned (written before cluster mode, or not yet replicated).
 func (tx *Tx) version(table, key string) (v rowVersion, found bool, err error) {
 	err = tx.db.Where("table_name = ? AND row_key = ?", table, key).Limit(1).Find(&v).Error
-	return v, v.TableName_ != "", err
+	return v, v.TimeUS > 0, err
+}
+
+// lockVersion is version read under a lock held to commit, so two
+// transactions writing one row (a local write and a peer's event, or two
+// peers' batches) compare and set its version one after the other: without
+// it, on PostgreSQL and MySQL both could read the same version and the
+// older write could commit last. The row is created first (time 0), as a
+// lock cannot be taken on a missing row.
+func (tx *Tx) lockVersion(table, key string) (v rowVersion, found bool, err error) {
+	err = tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&rowVersion{TableName_: table, RowKey: key}).Error
+	if err != nil {
+		return v, false, err
+	}
+	err = tx.forUpdate().Where("table_name = ? AND row_key = ?", table, key).Limit(1).Find(&v).Error
+	return v, v.TimeUS > 0, err
 }
 
 func (tx *Tx) setVersion(v rowVersion) error {

@@ -44,9 +44,18 @@ func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (ap
 			return 0, 0, fmt.Errorf("apply events: event %d: %w", ev.ID, ErrForeignEvent)
 		}
 	}
+	s.applyGate.RLock()
+	defer s.applyGate.RUnlock()
 	err = s.InTx(ctx, func(tx *Tx) error {
 		tx.remote = true
 		applied, skipped = 0, 0
+		// The mark's row is created first and then locked: two deliveries
+		// of one batch at once (a retry after a timeout) apply one after
+		// the other, and the second skips what the first applied.
+		err := tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&appliedMark{NodeID: source}).Error
+		if err != nil {
+			return err
+		}
 		var mark appliedMark
 		if err := tx.forUpdate().Where("node_id = ?", source).Limit(1).Find(&mark).Error; err != nil {
 			return err
@@ -71,10 +80,8 @@ func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (ap
 		if last == mark.EventID {
 			return nil
 		}
-		return tx.db.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "node_id"}},
-			DoUpdates: clause.AssignmentColumns([]string{"event_id", "updated_at"}),
-		}).Create(&appliedMark{NodeID: source, EventID: last, UpdatedAt: time.Now().Unix()}).Error
+		return tx.db.Model(&appliedMark{}).Where("node_id = ?", source).
+			Updates(map[string]any{"event_id": last, "updated_at": time.Now().Unix()}).Error
 	})
 	return applied, skipped, wrap("apply cluster events", err)
 }
@@ -146,7 +153,7 @@ func (tx *Tx) applyEvent(ev Event) error {
 		return fmt.Errorf("no row key: %w", errSkip)
 	}
 	key := t.rowKey(ev.PK, ev.Key)
-	v, found, err := tx.version(t.name, key)
+	v, found, err := tx.lockVersion(t.name, key)
 	if err != nil {
 		return err
 	}
@@ -155,6 +162,11 @@ func (tx *Tx) applyEvent(ev Event) error {
 		return err
 	}
 	older := found && !newer(ev.TimeUS, ev.Node(), v.TimeUS, v.NodeID)
+	if older && forward == 0 && ev.Op == "INSERT" && len(t.counters) > 0 {
+		// A newer UPDATE relayed by another node created the row
+		// without counters: the INSERT's initial balances still count.
+		return tx.addInsertCounters(t, ev)
+	}
 	if forward < 0 || older && forward == 0 {
 		return errStale
 	}
@@ -194,12 +206,9 @@ func (tx *Tx) applyEvent(ev Event) error {
 	if err := tx.db.Table(t.name).Where(t.keyColumn+" = ?", kv).Count(&n).Error; err != nil {
 		return err
 	}
-	counters := counterDelta{}
-	for _, c := range t.counters {
-		if v, ok := cols[c].(int64); ok {
-			counters[c] = v
-		}
-		delete(cols, c)
+	counters, err := takeCounters(t, cols)
+	if err != nil {
+		return err
 	}
 	if n > 0 {
 		delete(cols, t.keyColumn)
@@ -236,6 +245,37 @@ func (tx *Tx) applyEvent(ev Event) error {
 		}
 	}
 	return tx.record(Change{Table: t.name, Op: ev.Op, ID: ev.PK, Key: ev.Key})
+}
+
+// addInsertCounters adds the counters an INSERT event carries to the row
+// (a stale INSERT: the row's data is newer, its balances are not).
+func (tx *Tx) addInsertCounters(t *replicated, ev Event) error {
+	cols, err := t.decodeRow(ev.Data)
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, errSkip)
+	}
+	d, err := takeCounters(t, cols)
+	if err != nil {
+		return err
+	}
+	_, err = tx.addCounters(t, ev.PK, d)
+	return err
+}
+
+// takeCounters moves the counter columns of a decoded row into a delta,
+// checked as a delta event's amounts are.
+func takeCounters(t *replicated, cols map[string]any) (counterDelta, error) {
+	d := counterDelta{}
+	for _, c := range t.counters {
+		if v, ok := cols[c].(int64); ok {
+			if !deltaAllowed(c, v) {
+				return nil, fmt.Errorf("counter %s out of range: %w", c, errSkip)
+			}
+			d[c] = v
+		}
+		delete(cols, c)
+	}
+	return d, nil
 }
 
 // applyAppend inserts a row of an append-only table (logs) and counts it

@@ -280,8 +280,10 @@ func (tx *Tx) AddUserQuota(id, delta int64) error {
 	if delta < 0 {
 		bound, limit = "quota >= ?", -delta
 	}
-	res := tx.db.Exec("UPDATE users SET quota = quota + ?, updated_at = ? WHERE id = ? AND "+bound,
-		delta, time.Now().Unix(), id, limit)
+	// updated_at is left alone: it is the row's last edit, which the
+	// cluster replicates by last writer wins, while a balance moves by
+	// deltas on every node (an own stamp here would differ between nodes).
+	res := tx.db.Exec("UPDATE users SET quota = quota + ? WHERE id = ? AND "+bound, delta, id, limit)
 	if res.Error != nil {
 		return res.Error
 	}

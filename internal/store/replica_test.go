@@ -1,0 +1,195 @@
+package store_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/store/storetest"
+)
+
+// clusterStores opens n fresh databases of each engine as nodes 1..n with
+// the outbox on.
+func clusterStores(t *testing.T, n int, f func(t *testing.T, nodes []*store.Store)) {
+	for _, eng := range storetest.Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			nodes := make([]*store.Store, n)
+			for i := range nodes {
+				db := database{dsn: eng.FreshDSN(t), sqlitePath: filepath.Join(t.TempDir(), "node.db")}
+				nodes[i] = db.open(t, i+1)
+				nodes[i].EnableOutbox(store.OutboxOptions{Logs: true})
+			}
+			f(t, nodes)
+		})
+	}
+}
+
+// pending returns node's outbox events after after.
+func pending(t *testing.T, node *store.Store, after int64) []store.Event {
+	t.Helper()
+	evs, err := node.EventsAfter(context.Background(), after, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func apply(t *testing.T, to *store.Store, source int, evs []store.Event) (applied, skipped int) {
+	t.Helper()
+	applied, skipped, err := to.ApplyEvents(context.Background(), source, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return applied, skipped
+}
+
+func userOf(t *testing.T, s *store.Store, id int64) (store.User, bool) {
+	t.Helper()
+	u, err := s.UserByID(context.Background(), id)
+	if err != nil {
+		return u, false
+	}
+	return u, true
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestApplyEventsOnceAndInOrder(t *testing.T) {
+	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+		ctx := context.Background()
+		a, b := n[0], n[1]
+		u := newUser("alice")
+		u.Quota = 500
+		if err := a.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.AddUserQuota(ctx, u.ID, 1200, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.UpdateUser(ctx, u.ID, store.UserPatch{DisplayName: ptr("Alice")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		evs := pending(t, a, 0)
+		if len(evs) != 3 || evs[0].Op != "INSERT" || evs[1].Kind != store.KindDelta || evs[2].Op != "UPDATE" {
+			t.Fatalf("outbox %+v", evs)
+		}
+		for i := 1; i < len(evs); i++ {
+			if evs[i].ID <= evs[i-1].ID || evs[i].Node() != 1 {
+				t.Fatalf("event ids %d then %d", evs[i-1].ID, evs[i].ID)
+			}
+		}
+		if applied, skipped := apply(t, b, 1, evs); applied != 3 || skipped != 0 {
+			t.Fatalf("applied %d skipped %d", applied, skipped)
+		}
+		got, ok := userOf(t, b, u.ID)
+		if !ok || got.Quota != 1700 || got.DisplayName != "Alice" || got.Username != "alice" {
+			t.Fatalf("on b: %+v", got)
+		}
+		// The same batch again (its answer was lost): nothing moves.
+		if applied, skipped := apply(t, b, 1, evs); applied != 0 || skipped != 3 {
+			t.Fatalf("again: applied %d skipped %d", applied, skipped)
+		}
+		if got, _ := userOf(t, b, u.ID); got.Quota != 1700 {
+			t.Fatalf("quota after a re-sent batch: %d", got.Quota)
+		}
+		// Applying wrote nothing to b's outbox.
+		if evs := pending(t, b, 0); len(evs) != 0 {
+			t.Fatalf("b's outbox after applying: %+v", evs)
+		}
+		// b's own event sent back to it is skipped (spec rule 1).
+		if err := b.AddUserQuota(ctx, u.ID, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if applied, skipped := apply(t, b, 1, pending(t, b, 0)); applied != 0 || skipped != 1 {
+			t.Fatalf("own events: applied %d skipped %d", applied, skipped)
+		}
+	})
+}
+
+func TestLastWriterWinsAndDeletesStay(t *testing.T) {
+	clusterStores(t, 3, func(t *testing.T, n []*store.Store) {
+		ctx := context.Background()
+		a, b, c := n[0], n[1], n[2]
+		u := newUser("bob")
+		if err := a.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		create := pending(t, a, 0)
+		apply(t, b, 1, create)
+		apply(t, c, 1, create)
+		// Both rename; b writes last, so b's name wins everywhere, in either
+		// arrival order.
+		if err := a.UpdateUser(ctx, u.ID, store.UserPatch{DisplayName: ptr("from a")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.UpdateUser(ctx, u.ID, store.UserPatch{DisplayName: ptr("from b")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		fromA, fromB := pending(t, a, create[len(create)-1].ID), pending(t, b, 0)
+		apply(t, a, 2, fromB)
+		apply(t, b, 1, fromA)
+		apply(t, c, 2, fromB) // c gets b's first
+		apply(t, c, 1, fromA)
+		for i, s := range n {
+			if got, _ := userOf(t, s, u.ID); got.DisplayName != "from b" {
+				t.Fatalf("node %d kept %q", i+1, got.DisplayName)
+			}
+		}
+		// A key: a deletes it after b renamed it; b's older rename arriving
+		// at c after the delete does not bring the row back.
+		tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: "hash-k", KeyPrefix: "sk-", KeySuffix: "k", Status: 1, ExpiredTime: -1}
+		if err := a.CreateToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		mark := fromA[len(fromA)-1].ID
+		tokCreate := pending(t, a, mark)
+		apply(t, b, 1, tokCreate)
+		apply(t, c, 1, tokCreate)
+		if _, err := b.UpdateToken(ctx, u.ID, tok.ID, func(store.Token) (store.TokenPatch, error) {
+			return store.TokenPatch{Name: ptr("renamed")}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		older := pending(t, b, fromB[len(fromB)-1].ID)
+		if err := a.DeleteToken(ctx, u.ID, tok.ID); err != nil {
+			t.Fatal(err)
+		}
+		del := pending(t, a, tokCreate[len(tokCreate)-1].ID)
+		apply(t, c, 1, del)
+		if applied, skipped := apply(t, c, 2, older); applied != 0 || skipped != 1 {
+			t.Fatalf("older update after delete: applied %d skipped %d", applied, skipped)
+		}
+		if _, err := c.UserToken(ctx, u.ID, tok.ID); err == nil {
+			t.Fatal("the delete was undone by an older update")
+		}
+	})
+}
+
+func TestDeltaWaitsForItsRow(t *testing.T) {
+	clusterStores(t, 3, func(t *testing.T, n []*store.Store) {
+		ctx := context.Background()
+		a, b, c := n[0], n[1], n[2]
+		u := newUser("carol")
+		u.Quota = 100
+		if err := a.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		create := pending(t, a, 0)
+		apply(t, b, 1, create)
+		if err := b.AddUserQuota(ctx, u.ID, 50, nil); err != nil {
+			t.Fatal(err)
+		}
+		// c hears of b's top-up before the user exists there.
+		if applied, _ := apply(t, c, 2, pending(t, b, 0)); applied != 1 {
+			t.Fatalf("parked delta counted as applied %d", applied)
+		}
+		if _, ok := userOf(t, c, u.ID); ok {
+			t.Fatal("a delta created the row")
+		}
+		apply(t, c, 1, create)
+		if got, _ := userOf(t, c, u.ID); got.Quota != 150 {
+			t.Fatalf("quota on c = %d, want 150", got.Quota)
+		}
+	})
+}

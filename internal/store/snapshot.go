@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// A snapshot is what a new node loads to join a cluster (docs/cluster.md,
+// Joining a new node): newline-delimited JSON, written by WriteSnapshot on
+// a peer and read by LoadSnapshot on the new node.
+//
+//	{"node_id":1,"positions":{"1":1051,"2":902}}   first line
+//	{"table":"users","row":{...}}                   one line per row
+//	{"end":true,"rows":1234}                        last line
+//
+// positions are, per origin node, the last of its events the data holds:
+// the source's applied marks, and its own last event. Events at or below
+// them are already in the rows; the joiner skips them when peers push.
+
+// snapshotPage is how many rows of a table are read per query.
+const snapshotPage = 500
+
+// snapshotHeader is the first line of a snapshot.
+type snapshotHeader struct {
+	NodeID    int              `json:"node_id"`
+	Positions map[string]int64 `json:"positions"`
+}
+
+// snapshotRow is a row line.
+type snapshotRow struct {
+	Table string          `json:"table"`
+	Row   json.RawMessage `json:"row"`
+}
+
+// snapshotEnd is the last line: it says the stream is whole.
+type snapshotEnd struct {
+	End  bool  `json:"end"`
+	Rows int64 `json:"rows"`
+}
+
+// planUsageRow and planUsageTotalRow are the plan usage counters
+// (migration 0009): they travel as delta events, so a joiner copies them.
+type planUsageRow struct {
+	SubscriptionID int64  `gorm:"primaryKey;autoIncrement:false"`
+	Model          string `gorm:"primaryKey"`
+	Span           int64  `gorm:"primaryKey;autoIncrement:false"`
+	BucketStart    int64  `gorm:"primaryKey;autoIncrement:false"`
+	Requests       int64
+	Tokens         int64
+}
+
+func (planUsageRow) TableName() string { return "plan_usage" }
+
+type planUsageTotalRow struct {
+	SubscriptionID int64 `gorm:"primaryKey;autoIncrement:false"`
+	Requests       int64
+	Tokens         int64
+}
+
+func (planUsageTotalRow) TableName() string { return "plan_usage_totals" }
+
+// snapshotState is the per-node state a joiner needs beyond the replicated
+// rows: the usage counters, and the row versions and parked deltas that make
+// the events pushed after the snapshot apply as they did on the source.
+// They reuse the replicated tables' row coding.
+var snapshotState = []*replicated{
+	{name: "plan_usage", model: &planUsageRow{}, keyColumn: "subscription_id"},
+	{name: "plan_usage_totals", model: &planUsageTotalRow{}, keyColumn: "subscription_id"},
+	{name: "cluster_versions", model: &rowVersion{}, keyColumn: "table_name"},
+	{name: "cluster_parked", model: &parkedDelta{}, keyColumn: "event_id"},
+}
+
+// snapshotTable returns how table travels in a snapshot, or nil.
+func snapshotTable(table string) *replicated {
+	if t := replicatedTable(table); t != nil {
+		return t
+	}
+	for _, t := range snapshotState {
+		if t.name == table {
+			return t
+		}
+	}
+	return nil
+}
+
+// WriteSnapshot writes this node's data as a snapshot (above), one line
+// per emit call, all read in one consistent read-only transaction: on
+// PostgreSQL and MySQL at REPEATABLE READ, on SQLite a read transaction of
+// WAL mode. So the rows and the positions agree, and writers are not held
+// up. Logs are included when they replicate (CLUSTER_SYNC_LOGS). Rows are
+// read a page at a time, never all at once.
+func (s *Store) WriteSnapshot(ctx context.Context, emit func(line []byte) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.dialect != SQLite {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	err := s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+		positions, err := snapshotPositions(db, s.nodeID)
+		if err != nil {
+			return err
+		}
+		if err := emitJSON(emit, snapshotHeader{NodeID: int(s.nodeID), Positions: positions}); err != nil {
+			return err
+		}
+		var rows int64
+		for _, t := range append(append([]*replicated{}, replicatedTables...), snapshotState...) {
+			if t.name == "logs" && (s.outbox == nil || !s.outbox.logs) {
+				continue
+			}
+			n, err := emitTable(db, t, emit)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			rows += n
+		}
+		return emitJSON(emit, snapshotEnd{End: true, Rows: rows})
+	}, opts)
+	return wrap("write snapshot", err)
+}
+
+// snapshotPositions reads, per origin node, the last event the data holds:
+// the applied marks, and this node's own last event from its id counter
+// (the outbox may be pruned empty; the counter moves only with committed
+// events).
+func snapshotPositions(db *gorm.DB, self int64) (map[string]int64, error) {
+	var marks []appliedMark
+	if err := db.Find(&marks).Error; err != nil {
+		return nil, err
+	}
+	positions := make(map[string]int64, len(marks)+1)
+	for _, m := range marks {
+		positions[strconv.Itoa(m.NodeID)] = m.EventID
+	}
+	seq, err := sequenceValue(db, "cluster_events")
+	if err != nil {
+		return nil, err
+	}
+	if seq > 0 {
+		positions[strconv.FormatInt(self, 10)] = seq*idStride + self
+	}
+	return positions, nil
+}
+
+// sequenceValue is the last sequence number handed out for name (0: none).
+func sequenceValue(db *gorm.DB, name string) (int64, error) {
+	var seq []idSequence
+	if err := db.Where("name = ?", name).Limit(1).Find(&seq).Error; err != nil || len(seq) == 0 {
+		return 0, err
+	}
+	return seq[0].Next, nil
+}
+
+// emitTable writes every row of t, page by page in key order (each page
+// starts after the last key of the one before), with counters.
+func emitTable(db *gorm.DB, t *replicated, emit func([]byte) error) (int64, error) {
+	sch, err := t.fields()
+	if err != nil {
+		return 0, err
+	}
+	keys := make([]string, len(sch.PrimaryFields))
+	for i, f := range sch.PrimaryFields {
+		keys[i] = f.DBName
+	}
+	order := strings.Join(keys, ", ")
+	var after []any // the key of the last row sent
+	var n int64
+	for {
+		page := reflect.New(reflect.SliceOf(reflect.TypeOf(t.model).Elem()))
+		q := db.Table(t.name).Order(order).Limit(snapshotPage)
+		if after != nil {
+			where, args := afterKey(keys, after)
+			q = q.Where(where, args...)
+		}
+		if err := q.Find(page.Interface()).Error; err != nil {
+			return n, err
+		}
+		rows := page.Elem()
+		for i := 0; i < rows.Len(); i++ {
+			row := rows.Index(i).Addr().Interface()
+			data, err := t.encodeRow(row, true)
+			if err != nil {
+				return n, err
+			}
+			if err := emitJSON(emit, snapshotRow{Table: t.name, Row: data}); err != nil {
+				return n, err
+			}
+			n++
+		}
+		if rows.Len() < snapshotPage {
+			return n, nil
+		}
+		last := rows.Index(rows.Len() - 1)
+		after = make([]any, len(sch.PrimaryFields))
+		for i, f := range sch.PrimaryFields {
+			after[i] = last.FieldByIndex(f.StructField.Index).Interface()
+		}
+	}
+}
+
+// afterKey is the condition "(keys) > (values)" in key order, written out
+// so every engine runs it: a > ? OR (a = ? AND b > ?) OR ...
+func afterKey(keys []string, values []any) (string, []any) {
+	var ors []string
+	var args []any
+	for i := range keys {
+		var ands []string
+		for j := 0; j < i; j++ {
+			ands = append(ands, keys[j]+" = ?")
+			args = append(args, values[j])
+		}
+		ands = append(ands, keys[i]+" > ?")
+		args = append(args, values[i])
+		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
+	}
+	return strings.Join(ors, " OR "), args
+}
+
+func emitJSON(emit func([]byte) error, v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return emit(line)
+}
