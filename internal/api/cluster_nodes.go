@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -32,6 +33,9 @@ type ClusterDeps struct {
 	Pinger NodePinger
 	// BatchSize is CLUSTER_BATCH_SIZE: the most events a sync batch holds.
 	BatchSize int
+	// Owner sends credits of codes and orders other nodes own to them;
+	// nil (cluster mode off) credits everything here.
+	Owner *owner.Router
 }
 
 // NodePinger pings a peer, records the outcome and learns its list.

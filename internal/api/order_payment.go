@@ -109,15 +109,36 @@ func orderSubject(o *store.Order) string {
 func (s *Server) Activator() payment.Activator { return s.activate }
 
 func (s *Server) activate(ctx context.Context, p payment.Paid) error {
-	o, activated, err := s.Store.ActivateOrder(ctx, store.Activation{OrderNo: p.OrderNo, Method: p.Method,
-		TradeNo: p.TradeNo, AmountCents: p.AmountCents, CheckAmount: true, Now: time.Now().Unix()})
+	_, err := s.activatePaid(ctx, p)
+	return err
+}
+
+// activatePaid is activate answering the order after. In cluster mode the
+// order is found here by number for its id, whose owner activates it
+// (activateOrder): an order not replicated here yet is unknown, and the
+// provider retries.
+func (s *Server) activatePaid(ctx context.Context, p payment.Paid) (orderView, error) {
+	a := store.Activation{OrderNo: p.OrderNo, Method: p.Method, TradeNo: p.TradeNo, AmountCents: p.AmountCents,
+		CheckAmount: true, Now: time.Now().Unix()}
+	var id int64
+	if s.Cluster.Owner != nil {
+		o, err := s.Store.OrderByNo(ctx, p.OrderNo)
+		if errors.Is(err, store.ErrNotFound) {
+			return orderView{}, payment.ErrUnknownOrder
+		}
+		if err != nil {
+			return orderView{}, err
+		}
+		id = o.ID
+	}
+	o, activated, err := s.activateOrder(ctx, id, a)
 	if err != nil {
-		return err
+		return o, err
 	}
 	if !activated && o.PayMethod != p.Method {
-		return payment.ErrNotPending
+		return o, payment.ErrNotPending
 	}
-	return nil
+	return o, nil
 }
 
 // notify serves a wallet channel's payment notification: the provider
@@ -175,17 +196,20 @@ func (s *Server) testPayOrder(w http.ResponseWriter, r *http.Request) error {
 	if method == "" {
 		method = payment.MethodBank
 	}
-	err = s.activate(r.Context(), payment.Paid{Method: method, OrderNo: o.OrderNo, AmountCents: o.AmountCents,
+	after, err := s.activatePaid(r.Context(), payment.Paid{Method: method, OrderNo: o.OrderNo, AmountCents: o.AmountCents,
 		TradeNo: "TEST-" + o.OrderNo})
 	if err := activationError(err); err != nil {
 		return err
 	}
-	return s.getOrder(w, r)
+	return httpx.OK(w, after)
 }
 
 // activationError is the client's message for an activation refusal.
 func activationError(err error) error {
+	var down ownerDown
 	switch {
+	case errors.As(err, &down):
+		return httpx.Failf(MsgOrderOwnerDown, down.node)
 	case errors.Is(err, payment.ErrUnknownOrder):
 		return httpx.Fail(MsgOrderNotFound)
 	case errors.Is(err, payment.ErrNotPending):
@@ -238,11 +262,12 @@ func (s *Server) updateOrder(w http.ResponseWriter, r *http.Request) error {
 		if method == "" {
 			method = payment.MethodOffline
 		}
-		_, _, err = s.Store.ActivateOrder(r.Context(), store.Activation{OrderID: id, Method: method,
+		after, _, err := s.activateOrder(r.Context(), id, store.Activation{OrderID: id, Method: method,
 			TradeNo: req.PayTradeNo, Now: time.Now().Unix()})
 		if err := activationError(err); err != nil {
 			return err
 		}
+		return httpx.OK(w, after)
 	case order.StatusRefunded:
 		_, err := s.Store.RefundOrder(r.Context(), id)
 		if errors.Is(err, store.ErrNotFound) {

@@ -202,10 +202,15 @@ type redeemRequest struct {
 	Key string `json:"key"`
 }
 
+// redeemRoute names the redemption route in idempotency keys.
+const redeemRoute = "POST /api/user/topup"
+
 // redeemCode credits a code to the caller's balance; data is the credited
 // quota. The store makes it one transaction, so a code credits once however
 // many requests race for it. With an Idempotency-Key header a retry gets the
-// first answer (the credited quota) instead of "already used".
+// first answer (the credited quota) instead of "already used". In cluster
+// mode a code another node owns is redeemed there (forwardRedeem), so it
+// credits once cluster-wide.
 func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) error {
 	var req redeemRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
@@ -218,17 +223,25 @@ func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) error {
 	if !redemption.PlausibleKey(req.Key) {
 		return httpx.Fail(MsgRedeemKeyInvalid)
 	}
-	ik, err := idempotencyKey(r, "POST /api/user/topup", req)
+	ik, err := idempotencyKey(r, redeemRoute, req)
 	if err != nil {
 		return err
 	}
 	me := caller(r)
-	logFor := func(code store.Redemption) store.Log {
-		return store.Log{
-			UserID: me.ID, Username: me.Username, Group: me.Group, Type: store.LogTopup, Quota: code.Quota,
-			Content: fmt.Sprintf("通过兑换码充值 %d 额度,兑换码 ID %d", code.Quota, code.ID),
+	if s.Cluster.Owner != nil {
+		code, err := s.Store.RedemptionByCode(r.Context(), req.Key)
+		if errors.Is(err, store.ErrNotFound) {
+			return httpx.Fail(MsgRedeemKeyInvalid)
+		}
+		if err != nil {
+			return err
+		}
+		if !s.Cluster.Owner.Local(code.ID) {
+			return s.forwardRedeem(w, r, code.ID, ownerRedeemRequest{Key: req.Key, UserID: me.ID,
+				IdempotencyKey: ik.Key, RequestHash: ik.RequestHash})
 		}
 	}
+	logFor := redeemLog(me.ID, me.Username, me.Group)
 	if ik.Key != "" {
 		return s.runIdempotent(w, r, ik, func(tx *store.Tx) (store.Answer, error) {
 			code, err := tx.Redeem(req.Key, me.ID, logFor)
@@ -242,18 +255,22 @@ func (s *Server) redeemCode(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, code.Quota)
 }
 
+// redeemLog builds the top-up log of a redemption by the user.
+func redeemLog(userID int64, username, group string) func(store.Redemption) store.Log {
+	return func(code store.Redemption) store.Log {
+		return store.Log{
+			UserID: userID, Username: username, Group: group, Type: store.LogTopup, Quota: code.Quota,
+			Content: fmt.Sprintf("通过兑换码充值 %d 额度,兑换码 ID %d", code.Quota, code.ID),
+		}
+	}
+}
+
 // redeemError turns the store's refusal of a redemption into the client's
 // message; nil stays nil.
 func redeemError(code store.Redemption, err error) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return httpx.Fail(MsgRedeemKeyInvalid)
-	case errors.Is(err, store.ErrBalanceLimit):
-		return httpx.Fail(MsgBalanceLimit)
-	case errors.Is(err, store.ErrConflict) && code.Status == redemption.StatusDisabled:
-		return httpx.Fail(MsgRedeemKeyDisabled)
-	case errors.Is(err, store.ErrConflict):
-		return httpx.Fail(MsgRedeemKeyUsed)
+	outcome, err := redeemOutcome(code, err)
+	if err != nil {
+		return err
 	}
-	return err
+	return outcomeError(outcome)
 }

@@ -141,6 +141,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "POST /api/cluster/ping", levelGuest, s.clusterOn(s.clusterPing))
 	s.handle(mux, "POST /api/cluster/sync", levelGuest, s.clusterOn(s.clusterSync))
 	s.handle(mux, "POST /api/cluster/snapshot", levelGuest, s.clusterOn(s.clusterSnapshot))
+	s.handle(mux, "POST /api/cluster/redeem", levelGuest, s.clusterOn(s.clusterRedeem))
+	s.handle(mux, "POST /api/cluster/activate", levelGuest, s.clusterOn(s.clusterActivate))
 	s.handle(mux, "GET /api/cluster_node/{$}", levelRoot, s.clusterOn(s.listClusterNodes))
 	s.handle(mux, "GET /api/cluster_node/ping/{id}", levelRoot, sameSiteOnly(s.clusterOn(s.pingClusterNode)))
 	s.handle(mux, "GET /api/cluster_node/{id}", levelRoot, s.clusterOn(s.getClusterNode))

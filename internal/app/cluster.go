@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/ping"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/store"
@@ -32,7 +33,8 @@ func (a *App) clusterDeps(p *ping.Pinger) api.ClusterDeps {
 	if p == nil {
 		return api.ClusterDeps{}
 	}
-	return api.ClusterDeps{Enabled: true, Self: a.self(), Pinger: p, BatchSize: a.cfg.Cluster.BatchSize}
+	return api.ClusterDeps{Enabled: true, Self: a.self(), Pinger: p, BatchSize: a.cfg.Cluster.BatchSize,
+		Owner: owner.New(a.cfg.Cluster.NodeID, a.Store)}
 }
 
 // startReplication turns the store's outbox on and builds the pusher

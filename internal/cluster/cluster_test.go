@@ -126,3 +126,17 @@ func TestUnknown(t *testing.T) {
 		}
 	}
 }
+
+func TestOwner(t *testing.T) {
+	for _, tc := range []struct {
+		id   int64
+		want int
+	}{
+		{1, 1}, {51, 1}, {2, 2}, {102, 2}, {49, 49}, {99, 49}, {50, LegacyOwner}, {100, LegacyOwner}, {0, LegacyOwner},
+		{7*IDStride + 3, 3},
+	} {
+		if got := Owner(tc.id); got != tc.want {
+			t.Errorf("Owner(%d) = %d, want %d", tc.id, got, tc.want)
+		}
+	}
+}

@@ -63,6 +63,13 @@ func (s *Store) ClusterNodeByID(ctx context.Context, id int64) (ClusterNode, err
 	return n, wrap("get cluster node", err)
 }
 
+// ClusterNodeByNodeID returns the record of cluster node nodeID.
+func (s *Store) ClusterNodeByNodeID(ctx context.Context, nodeID int) (ClusterNode, error) {
+	var n ClusterNode
+	err := s.read(ctx).Where("node_id = ?", nodeID).Take(&n).Error
+	return n, wrap("get cluster node", err)
+}
+
 // CreateClusterNode inserts n as an alive, enabled node and sets its id and
 // times. A node id already in the table is ErrDuplicate.
 func (s *Store) CreateClusterNode(ctx context.Context, n *ClusterNode) error {

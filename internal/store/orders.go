@@ -41,6 +41,13 @@ func (s *Store) OrderByID(ctx context.Context, id int64) (Order, error) {
 	return o, wrap("get order", err)
 }
 
+// OrderByNo returns the order with order number no.
+func (s *Store) OrderByNo(ctx context.Context, no string) (Order, error) {
+	var o Order
+	err := s.read(ctx).Where("order_no = ?", no).Take(&o).Error
+	return o, wrap("get order", err)
+}
+
 // OrderFilter narrows an order list; zero fields do not filter, except
 // Status, which filters when non-nil (0 is pending).
 type OrderFilter struct {

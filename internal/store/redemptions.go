@@ -43,6 +43,13 @@ func (s *Store) RedemptionByID(ctx context.Context, id int64) (Redemption, error
 	return r, wrap("get redemption", err)
 }
 
+// RedemptionByCode returns the code whose key is code.
+func (s *Store) RedemptionByCode(ctx context.Context, code string) (Redemption, error) {
+	var r Redemption
+	err := s.read(ctx).Where("code = ?", code).Take(&r).Error
+	return r, wrap("get redemption", err)
+}
+
 // ListRedemptions returns codes newest first and the total count. A
 // non-empty keyword matches the name or the code.
 func (s *Store) ListRedemptions(ctx context.Context, keyword string, p Page) ([]Redemption, int64, error) {

@@ -162,16 +162,27 @@ func (tx *Tx) applyEvent(ev Event) error {
 	if err != nil {
 		return err
 	}
-	if found && !newer(ev.TimeUS, ev.Node(), v.TimeUS, v.NodeID) {
-		if ev.Op == "INSERT" && len(t.counters) > 0 {
-			// A newer UPDATE relayed by another node created the row
-			// without counters: the INSERT's initial balances still count.
-			return tx.addInsertCounters(t, ev)
-		}
+	forward, err := tx.statusOrder(t, ev)
+	if err != nil {
+		return err
+	}
+	older := found && !newer(ev.TimeUS, ev.Node(), v.TimeUS, v.NodeID)
+	if older && forward == 0 && ev.Op == "INSERT" && len(t.counters) > 0 {
+		// A newer UPDATE relayed by another node created the row
+		// without counters: the INSERT's initial balances still count.
+		return tx.addInsertCounters(t, ev)
+	}
+	if forward < 0 || older && forward == 0 {
 		return errStale
 	}
 	tx.s.clock.observe(ev.TimeUS)
-	if err := tx.setVersion(rowVersion{TableName_: t.name, RowKey: key, TimeUS: ev.TimeUS, NodeID: ev.Node(), Deleted: ev.Op == "DELETE"}); err != nil {
+	nv := rowVersion{TableName_: t.name, RowKey: key, TimeUS: ev.TimeUS, NodeID: ev.Node(), Deleted: ev.Op == "DELETE"}
+	if older {
+		// A state further along applied over a newer write keeps the
+		// newer version, so the versions still only grow.
+		nv.TimeUS, nv.NodeID = v.TimeUS, v.NodeID
+	}
+	if err := tx.setVersion(nv); err != nil {
 		return err
 	}
 	kv := t.keyValue(ev.PK, ev.Key)

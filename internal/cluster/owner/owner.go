@@ -1,0 +1,150 @@
+// Package owner sends the credits of redemption codes and orders to the
+// node that owns them (cluster.Owner: the node that created the row), so a
+// code or an order credits once cluster-wide (docs/cluster.md, Credits:
+// owner node). It decides whether a row is this node's to change and, when
+// not, calls the owner's internal endpoint; the endpoints themselves and
+// the credit are in api and store.
+package owner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Internal endpoints of the owner, opened by its CLUSTER_SECRET.
+const (
+	RedeemPath   = "/api/cluster/redeem"
+	ActivatePath = "/api/cluster/activate"
+	SecretHeader = "X-Cluster-Secret"
+)
+
+// MaxBodyBytes bounds a forwarded request and its answer, both ways: the
+// bodies are a few fields and one order view.
+const MaxBodyBytes = 64 << 10
+
+// Timeout bounds one forwarded call, as a ping: a credit is one short
+// transaction on the owner.
+const Timeout = 5 * time.Second
+
+// ErrUnavailable is a forward that could not be made or whose answer did
+// not come: the owner is not in the node table, is disabled, has no
+// secret, or did not answer in time or as expected. The caller answers a
+// retryable failure; when the call was sent, the owner may have applied it
+// (a retry then meets the code used or the order paid).
+var ErrUnavailable = errors.New("owner node unavailable")
+
+// Nodes reads the node table.
+type Nodes interface {
+	ClusterNodeByNodeID(ctx context.Context, nodeID int) (store.ClusterNode, error)
+}
+
+// Router decides where a code or an order is changed. A nil *Router is
+// cluster mode off: every row is local.
+type Router struct {
+	self   int
+	nodes  Nodes
+	client *http.Client
+}
+
+// New returns the router of node self over the node table nodes.
+func New(self int, nodes Nodes) *Router {
+	return &Router{self: self, nodes: nodes, client: &http.Client{
+		Timeout: Timeout,
+		// A redirect would carry the secret elsewhere: it is a failure.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// Self is this node's id (0 when r is nil: cluster mode off).
+func (r *Router) Self() int {
+	if r == nil {
+		return 0
+	}
+	return r.self
+}
+
+// Local reports whether this node may change row id itself: always with
+// cluster mode off, else only on the row's owner.
+func (r *Router) Local(id int64) bool {
+	return r == nil || cluster.Owner(id) == r.self
+}
+
+// Forward sends req to the owner of row id at path and decodes the data of
+// its success answer into out. A refusal of the owner (success false: a
+// wrong secret, a misrouted row) and every failure to reach it are
+// ErrUnavailable, wrapped with the owner's node id.
+func (r *Router) Forward(ctx context.Context, id int64, path string, req, out any) error {
+	nodeID := cluster.Owner(id)
+	node, err := r.nodes.ClusterNodeByNodeID(ctx, nodeID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("node %d is not in the node table: %w", nodeID, ErrUnavailable)
+	case err != nil:
+		return err
+	case node.Disabled:
+		return fmt.Errorf("node %d is disabled: %w", nodeID, ErrUnavailable)
+	case node.SecretKey == "":
+		return fmt.Errorf("node %d has no secret_key: %w", nodeID, ErrUnavailable)
+	}
+	if err := r.call(ctx, node, path, req, out); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("node %d at %s: %v: %w", nodeID, node.Address, err, ErrUnavailable)
+	}
+	return nil
+}
+
+// envelope is the /api answer of the owner.
+type envelope struct {
+	Success bool            `json:"success"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func (r *Router) call(ctx context.Context, node store.ClusterNode, path string, body, out any) error {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, node.Address+path, bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("bad address: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SecretHeader, node.SecretKey)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	ans, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
+	switch {
+	case err != nil:
+		return fmt.Errorf("read answer: %w", err)
+	case len(ans) > MaxBodyBytes:
+		return errors.New("answer larger than 64 KiB")
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Errorf("answered HTTP %d", resp.StatusCode)
+	}
+	var env envelope
+	if err := json.Unmarshal(ans, &env); err != nil {
+		return fmt.Errorf("answer is not the JSON envelope: %w", err)
+	}
+	if !env.Success {
+		return fmt.Errorf("refused: %.200s", env.Message)
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		return fmt.Errorf("answer data: %w", err)
+	}
+	return nil
+}
