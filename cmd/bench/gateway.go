@@ -89,7 +89,7 @@ func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets) (*proc
 		"LOG_LEVEL=warn",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = childSysProcAttr()
+	cmd.SysProcAttr = gatewayproc.ChildSysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, logPath, fmt.Errorf("start gateway: %w", err)
 	}

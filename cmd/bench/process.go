@@ -70,7 +70,7 @@ func startChild(ctx context.Context, mode string, args ...string) (*proc, error)
 	cmd := exec.Command(exe, append([]string{"-mode=" + mode, "-addr=127.0.0.1:0"}, args...)...)
 	cmd.Env = gatewayproc.ChildEnv()
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = childSysProcAttr()
+	cmd.SysProcAttr = gatewayproc.ChildSysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
