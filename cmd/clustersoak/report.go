@@ -46,9 +46,29 @@ func printReport(out io.Writer, r *result) {
 	p("\nreplication:")
 	p("  events written during the load: %d (%s) = %.0f events/s; each is delivered to %d peers: %.0f deliveries/s",
 		events, perNode(ids, r.events), float64(events)/load.Seconds(), nodeCount-1, float64(events*(nodeCount-1))/load.Seconds())
-	p("  lag (write acknowledged on one node → visible on another, %d samples): p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d timeouts, %d probe writes failed",
-		len(r.lags), millis(percentile(r.lags, 50)), millis(percentile(r.lags, 99)), millis(percentile(r.lags, 100)),
-		r.lagTimeouts, r.probeErrors)
+	p("  lag (write acknowledged on one node → visible on another; %d timeouts, %d probe writes failed):", r.lagTimeouts, r.probeErrors)
+	any := func(int) bool { return true }
+	restarted := func(n int) bool { return n == r.o.KillNode }
+	others := func(n int) bool { return n != r.o.KillNode }
+	phases := []struct {
+		name     string
+		from, to time.Time
+		reader   func(int) bool
+	}{
+		{"whole load", time.Time{}, time.Time{}, any},
+		{"3 nodes up, before the kill", time.Time{}, r.killedAt, any},
+		{"node down", r.killedAt, r.restartedAt, any},
+		{"after restart, other nodes", r.restartedAt, time.Time{}, others},
+		{"after restart, restarted", r.restartedAt, time.Time{}, restarted},
+	}
+	for i, ph := range phases {
+		if i > 0 && r.killedAt.IsZero() {
+			break
+		}
+		l := lagsBetween(r.lags, ph.from, ph.to, ph.reader)
+		p("    %-28s %4d samples: p50 %7.1f ms, p99 %7.1f ms, max %7.1f ms", ph.name, len(l),
+			millis(percentile(l, 50)), millis(percentile(l, 99)), millis(percentile(l, 100)))
+	}
 	if r.unackedLeft > 0 {
 		p("  NOT SETTLED: %d events still unacknowledged after %.1fs", r.unackedLeft, r.drain.Seconds())
 	} else {

@@ -28,7 +28,7 @@ type result struct {
 	catchUp                  time.Duration // from serving to the last marker seen; 0 when not seen
 	catchUpDone              chan struct{} // closed once catchUp is measured; nil when not restarted
 	stats                    *opStats
-	lags                     []time.Duration
+	lags                     []lagSample
 	lagTimeouts, probeErrors int
 	events                   map[int]int64
 	drain                    time.Duration
@@ -162,7 +162,7 @@ func killAndRestart(loadCtx, ctx context.Context, n *node, probe *lagProbe, res 
 		return n.start(ctx)
 	}
 	start := time.Now()
-	seq := probe.last()
+	last := probe.lastMarker()
 	if err := n.start(ctx); err != nil {
 		return err
 	}
@@ -173,7 +173,10 @@ func killAndRestart(loadCtx, ctx context.Context, n *node, probe *lagProbe, res 
 	res.catchUpDone = make(chan struct{})
 	go func() {
 		defer close(res.catchUpDone)
-		if seen, ok := waitMarker(ctx, n, probe.w.probeUserID, seq, 2*time.Minute); ok {
+		if last.writer == nil {
+			return
+		}
+		if seen, ok := probe.waitMarker(ctx, n, last, 2*time.Minute); ok {
 			res.catchUp = seen.Sub(res.restartedAt)
 		}
 	}()

@@ -52,7 +52,8 @@ type pendingRow struct {
 type world struct {
 	nodes                           []*node
 	channelID, planID, groupPriceID int64
-	probeUserID, subscriptionID     int64
+	subscriptionID                  int64
+	probeUsers                      []int64 // by node index: the user whose display name only that node's probe writes
 	hotPrices                       []int64
 	users                           []*soakUser // balance-billed
 	planUser                        *soakUser   // plan-billed, no balance
@@ -88,7 +89,7 @@ type idOnly struct {
 func seed(ctx context.Context, nodes []*node, upstream string) (*world, error) {
 	w := &world{nodes: nodes, pending: map[string][]pendingRow{}}
 	n1, n2, n3 := nodes[0], nodes[1], nodes[2]
-	var ch, gp, plan, probe idOnly
+	var ch, gp, plan idOnly
 	steps := []struct {
 		n          *node
 		what, path string
@@ -100,14 +101,21 @@ func seed(ctx context.Context, nodes []*node, upstream string) (*world, error) {
 		{n2, "create group price", "/api/group_price/", map[string]any{"group_name": "soak", "model_name": "", "discount": 0.9}, &gp},
 		{n3, "create plan", "/api/plan/", map[string]any{"name": "soak-plan", "price": 1, "duration_days": 30, "status": 1,
 			"model_limits": planLimits}, &plan},
-		{n1, "create probe user", "/api/user/", map[string]any{"username": "soak-probe", "password": soakPassword}, &probe},
 	}
 	for _, s := range steps {
 		if err := s.n.root(ctx, http.MethodPost, s.path, s.body, s.out); err != nil {
 			return nil, fmt.Errorf("%s on node %d: %w", s.what, s.n.id, err)
 		}
 	}
-	w.channelID, w.groupPriceID, w.planID, w.probeUserID = ch.ID, gp.ID, plan.ID, probe.ID
+	w.channelID, w.groupPriceID, w.planID = ch.ID, gp.ID, plan.ID
+	for i := range nodes {
+		var probe idOnly
+		if err := n1.root(ctx, http.MethodPost, "/api/user/", map[string]any{"username": fmt.Sprintf("soak-probe-%d", i+1),
+			"password": soakPassword}, &probe); err != nil {
+			return nil, fmt.Errorf("create probe user: %w", err)
+		}
+		w.probeUsers = append(w.probeUsers, probe.ID)
+	}
 	for i, n := range nodes {
 		var p idOnly
 		if err := n.root(ctx, http.MethodPost, "/api/model_price/", map[string]any{"model_name": fmt.Sprintf("soak-hot-%d", i+1),
@@ -133,6 +141,11 @@ func seed(ctx context.Context, nodes []*node, upstream string) (*world, error) {
 			return nil, err
 		}
 		if err := login(ctx, n1, u); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range w.probeUsers {
+		if err := waitVisible(ctx, nodes, fmt.Sprintf("/api/user/%d", id)); err != nil {
 			return nil, err
 		}
 	}

@@ -2,11 +2,8 @@ package main
 
 import (
 	"math"
-	"slices"
 	"time"
 )
-
-func sortDurations(d []time.Duration) { slices.Sort(d) }
 
 // percentile returns the p-th percentile (0 < p ≤ 100) of sorted samples by
 // the nearest-rank method, as cmd/bench does: the smallest sample with at
