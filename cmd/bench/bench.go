@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/gatewayproc"
 )
 
 // run measures every target and reports. The JSON report is written even
@@ -114,7 +116,7 @@ func setupGateway(ctx context.Context, o options, dir, mockBase string, info *ga
 	if info.Binary == "" {
 		logf("building ./cmd/modelgate")
 		start := time.Now()
-		bin, source, err := buildGateway(ctx, dir)
+		bin, source, err := gatewayproc.Build(ctx, dir)
 		info.BuildSeconds = time.Since(start).Seconds()
 		if err != nil {
 			info.Status, gw.skip = "build failed: "+err.Error(), "build failed"

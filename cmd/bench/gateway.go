@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -17,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/gatewayproc"
 )
 
 // apiClient makes the bench's own calls: seeding, readiness, the mock's
@@ -54,33 +54,6 @@ const (
 	gatewayRelayFailing = "relay answers errors"
 )
 
-// buildGateway compiles ./cmd/modelgate of the module the bench runs in and
-// names the commit it was built from.
-func buildGateway(ctx context.Context, dir string) (bin, source string, err error) {
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", "", errors.New("run the bench inside the modelgate module (go run ./cmd/bench)")
-	}
-	bin = filepath.Join(dir, "modelgate")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/modelgate")
-	cmd.Dir = filepath.Dir(gomod)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("go build ./cmd/modelgate: %w\n%s", err, out)
-	}
-	// git describe names the commit, "-dirty" when the tree had changes;
-	// outside a git checkout the source stays unnamed.
-	git := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty")
-	git.Dir = cmd.Dir
-	if out, err := git.Output(); err == nil {
-		source = strings.TrimSpace(string(out))
-	}
-	return bin, source, nil
-}
-
 // gatewaySecrets are generated per run.
 type gatewaySecrets struct {
 	rootPassword, rootToken, sessionSecret string
@@ -93,7 +66,7 @@ func newGatewaySecrets() gatewaySecrets {
 // startGateway runs bin with a fresh SQLite database under dir on a free
 // loopback port and waits until GET /api/status answers.
 func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets) (*proc, string, error) {
-	port, err := freePort()
+	port, err := gatewayproc.FreePort()
 	if err != nil {
 		return nil, "", err
 	}
@@ -107,7 +80,7 @@ func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets) (*proc
 	}
 	defer logFile.Close() // the child has its own descriptor
 	cmd := exec.Command(bin)
-	cmd.Env = append(childEnv(),
+	cmd.Env = append(gatewayproc.ChildEnv(),
 		"DATA_DIR="+filepath.Join(dir, "data"),
 		"PORT="+strconv.Itoa(port),
 		"INITIAL_ROOT_PASSWORD="+s.rootPassword,
@@ -116,7 +89,7 @@ func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets) (*proc
 		"LOG_LEVEL=warn",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = childSysProcAttr()
+	cmd.SysProcAttr = gatewayproc.ChildSysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, logPath, fmt.Errorf("start gateway: %w", err)
 	}
@@ -127,7 +100,7 @@ func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets) (*proc
 		if p.exited() {
 			return nil, logPath, fmt.Errorf("gateway exited before it was ready: %v", p.err)
 		}
-		if apiCall(ctx, apiClient, http.MethodGet, base+"/api/status", "", nil, nil) == nil {
+		if gatewayproc.Call(ctx, apiClient, http.MethodGet, base+"/api/status", "", nil, nil) == nil {
 			return p, logPath, nil
 		}
 		select {
@@ -139,17 +112,6 @@ func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets) (*proc
 	}
 	p.stop(5 * time.Second)
 	return nil, logPath, errors.New("gateway not ready within 30 s")
-}
-
-// freePort asks the kernel for a free loopback port. Another process could
-// take it before the gateway binds it; on this bench machine none does.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // seedGateway creates through the management API what a call of
@@ -167,16 +129,16 @@ func seedGateway(ctx context.Context, base, rootToken, mockBase string) (string,
 		{"create model price", "/api/model_price/", map[string]any{"model_name": "bench-model", "input_price": 1, "output_price": 2}, nil},
 	}
 	for _, s := range steps {
-		if err := apiCall(ctx, root, http.MethodPost, base+s.path, rootToken, s.body, s.out); err != nil {
+		if err := gatewayproc.Call(ctx, root, http.MethodPost, base+s.path, rootToken, s.body, s.out); err != nil {
 			return "", fmt.Errorf("%s: %w", s.what, err)
 		}
 	}
 	var u struct{ ID int64 }
-	if err := apiCall(ctx, root, http.MethodPost, base+"/api/user/", rootToken,
+	if err := gatewayproc.Call(ctx, root, http.MethodPost, base+"/api/user/", rootToken,
 		map[string]any{"username": "bench", "password": "bench-password"}, &u); err != nil {
 		return "", fmt.Errorf("create user: %w", err)
 	}
-	if err := apiCall(ctx, root, http.MethodPost, base+"/api/topup", rootToken,
+	if err := gatewayproc.Call(ctx, root, http.MethodPost, base+"/api/topup", rootToken,
 		map[string]any{"user_id": u.ID, "quota": int64(1_000_000_000_000), "remark": "bench"}, nil); err != nil {
 		return "", fmt.Errorf("top up: %w", err)
 	}
@@ -194,7 +156,7 @@ const benchPlanLimits = `{"bench-model":{"period_h":5,"request_period":100000000
 // the plan for it, and its API key, which it returns.
 func seedPlanUser(ctx context.Context, base, rootToken string) (string, error) {
 	var plan struct{ ID int64 }
-	if err := apiCall(ctx, apiClient, http.MethodPost, base+"/api/plan/", rootToken,
+	if err := gatewayproc.Call(ctx, apiClient, http.MethodPost, base+"/api/plan/", rootToken,
 		map[string]any{"name": "bench-plan", "price": 0, "duration_days": 30, "status": 1, "model_limits": benchPlanLimits}, &plan); err != nil {
 		return "", fmt.Errorf("create plan: %w", err)
 	}
@@ -202,11 +164,11 @@ func seedPlanUser(ctx context.Context, base, rootToken string) (string, error) {
 		return "", errors.New("create plan: data carries no plan id")
 	}
 	var u struct{ ID int64 }
-	if err := apiCall(ctx, apiClient, http.MethodPost, base+"/api/user/", rootToken,
+	if err := gatewayproc.Call(ctx, apiClient, http.MethodPost, base+"/api/user/", rootToken,
 		map[string]any{"username": "bench-plan", "password": "bench-password"}, &u); err != nil {
 		return "", fmt.Errorf("create user bench-plan: %w", err)
 	}
-	if err := apiCall(ctx, apiClient, http.MethodPost, base+"/api/subscription/", rootToken,
+	if err := gatewayproc.Call(ctx, apiClient, http.MethodPost, base+"/api/subscription/", rootToken,
 		map[string]any{"user_id": u.ID, "plan_id": plan.ID, "duration_days": 30}, nil); err != nil {
 		return "", fmt.Errorf("create subscription: %w", err)
 	}
@@ -218,12 +180,12 @@ func seedPlanUser(ctx context.Context, base, rootToken string) (string, error) {
 func userKey(ctx context.Context, base, username, password string) (string, error) {
 	jar, _ := cookiejar.New(nil)
 	user := &http.Client{Jar: jar, Timeout: 10 * time.Second}
-	if err := apiCall(ctx, user, http.MethodPost, base+"/api/user/login", "",
+	if err := gatewayproc.Call(ctx, user, http.MethodPost, base+"/api/user/login", "",
 		map[string]any{"username": username, "password": password}, nil); err != nil {
 		return "", fmt.Errorf("log in as %s: %w", username, err)
 	}
 	var tok struct{ Key string }
-	if err := apiCall(ctx, user, http.MethodPost, base+"/api/token/", "",
+	if err := gatewayproc.Call(ctx, user, http.MethodPost, base+"/api/token/", "",
 		map[string]any{"name": username, "unlimited_quota": true, "expired_time": -1}, &tok); err != nil {
 		return "", fmt.Errorf("create API key of %s: %w", username, err)
 	}
@@ -231,53 +193,6 @@ func userKey(ctx context.Context, base, username, password string) (string, erro
 		return "", fmt.Errorf("create API key of %s: data.key %q is not a full sk- key", username, tok.Key)
 	}
 	return tok.Key, nil
-}
-
-// apiCall makes one management API call and decodes its data. The /api
-// envelope reports failures as success:false, often with HTTP 200.
-func apiCall(ctx context.Context, c *http.Client, method, url, bearer string, body, data any) error {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, r)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	var env struct {
-		Success bool            `json:"success"`
-		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return fmt.Errorf("HTTP %d, not the /api envelope: %s", resp.StatusCode, abbreviate(raw))
-	}
-	if resp.StatusCode != http.StatusOK || !env.Success {
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, env.Message)
-	}
-	if data != nil && len(env.Data) > 0 {
-		return json.Unmarshal(env.Data, data)
-	}
-	return nil
 }
 
 // probeRelay makes one chat call and one stream call (only the chat call

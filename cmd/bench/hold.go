@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/gatewayproc"
 )
 
 // memResult is the RSS of one target idle, with many streams held open
@@ -162,7 +164,7 @@ func holdOne(ctx context.Context, client *http.Client, t *target, firstChunk cha
 	n, err := readSome(resp.Body.Read, scratch[:])
 	switch {
 	case resp.StatusCode != http.StatusOK:
-		firstChunk <- &statusError{code: resp.StatusCode, body: abbreviate(scratch[:n])}
+		firstChunk <- &statusError{code: resp.StatusCode, body: gatewayproc.Abbreviate(scratch[:n])}
 		return
 	case err != nil:
 		firstChunk <- err

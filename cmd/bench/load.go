@@ -8,10 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/gatewayproc"
 )
 
 // Request bodies. The small chat body is the brief's; the stream body asks
@@ -199,7 +200,7 @@ func (t *target) call(ctx context.Context, body []byte, stream bool, buf *bytes.
 	total := time.Since(start)
 	switch {
 	case resp.StatusCode != http.StatusOK:
-		return 0, &statusError{code: resp.StatusCode, body: abbreviate(buf.Bytes())}
+		return 0, &statusError{code: resp.StatusCode, body: gatewayproc.Abbreviate(buf.Bytes())}
 	case err != nil:
 		return 0, err
 	case stream && !bytes.Contains(buf.Bytes(), []byte("data: [DONE]")):
@@ -207,7 +208,7 @@ func (t *target) call(ctx context.Context, body []byte, stream bool, buf *bytes.
 	case stream:
 		return firstByte, nil
 	case !bytes.Contains(buf.Bytes(), []byte(`"choices"`)):
-		return 0, fmt.Errorf("HTTP 200 without choices: %s", abbreviate(buf.Bytes()))
+		return 0, fmt.Errorf("HTTP 200 without choices: %s", gatewayproc.Abbreviate(buf.Bytes()))
 	}
 	return total, nil
 }
@@ -233,16 +234,6 @@ type statusError struct {
 }
 
 func (e *statusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.body) }
-
-// abbreviate shortens a response body to one line for an error message.
-func abbreviate(b []byte) string {
-	const limit = 200
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > limit {
-		return strings.ToValidUTF8(s[:limit], "") + "…"
-	}
-	return s
-}
 
 // Idle detection of a target after a load: no CPU tick in idleProbe, for
 // at most idleWait.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/gatewayproc"
 )
 
 // proc is a process the bench started: the mock, the proxy or the gateway.
@@ -58,20 +60,6 @@ func (p *proc) stop(grace time.Duration) {
 	}
 }
 
-// childEnv is the environment of every process the bench starts: only what
-// running a Go program needs plus the Go runtime's own knobs, identically
-// for all targets, so no setting of the caller's shell (SQL_DSN, PORT…)
-// leaks into the gateway.
-func childEnv() []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "GOGC", "GOMEMLIMIT", "GOMAXPROCS", "GODEBUG"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
-
 // startChild re-executes the bench binary in a hidden mode and waits for the
 // address it listens on.
 func startChild(ctx context.Context, mode string, args ...string) (*proc, error) {
@@ -80,9 +68,9 @@ func startChild(ctx context.Context, mode string, args ...string) (*proc, error)
 		return nil, fmt.Errorf("start %s: %w", mode, err)
 	}
 	cmd := exec.Command(exe, append([]string{"-mode=" + mode, "-addr=127.0.0.1:0"}, args...)...)
-	cmd.Env = childEnv()
+	cmd.Env = gatewayproc.ChildEnv()
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = childSysProcAttr()
+	cmd.SysProcAttr = gatewayproc.ChildSysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
