@@ -60,13 +60,16 @@ type Pusher struct {
 
 	mu      sync.Mutex
 	backoff map[int]backoff // by peer node id
+	busy    map[int]bool    // peers with a push running
+	running sync.WaitGroup  // the pushes running
 	// nextPrune is when acknowledged events are pruned next.
 	nextPrune time.Time
 }
 
 type backoff struct {
-	next  time.Time
-	delay time.Duration
+	next   time.Time
+	delay  time.Duration
+	failed int64 // unix second of the last failure
 }
 
 // New returns a Pusher over st.
@@ -82,7 +85,7 @@ func New(st *store.Store, cfg Config) *Pusher {
 		// As ping: the secret header never follows a redirect.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Pusher{store: st, cfg: cfg, client: client, wake: make(chan struct{}, 1), backoff: map[int]backoff{}}
+	return &Pusher{store: st, cfg: cfg, client: client, wake: make(chan struct{}, 1), backoff: map[int]backoff{}, busy: map[int]bool{}}
 }
 
 // Changed wakes the pusher after a commit that wrote events; register it
@@ -90,20 +93,26 @@ func New(st *store.Store, cfg Config) *Pusher {
 func (p *Pusher) Changed(changes []store.Change) {
 	for _, c := range changes {
 		if !c.Remote {
-			select {
-			case p.wake <- struct{}{}:
-			default:
-			}
+			p.wakeUp()
 			return
 		}
 	}
 }
 
+// wakeUp starts a round soon (Run).
+func (p *Pusher) wakeUp() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Run pushes every Interval, and soon after a local commit, until ctx
-// ends. Rounds never overlap.
+// ends, then waits for the pushes in flight.
 func (p *Pusher) Run(ctx context.Context) {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
+	defer p.running.Wait()
 	for {
 		select {
 		case <-ctx.Done():
@@ -126,9 +135,13 @@ func (p *Pusher) Run(ctx context.Context) {
 // wakeDelay gathers the commits of a burst into one round.
 const wakeDelay = 20 * time.Millisecond
 
-// Round pushes to every enabled peer that has a secret and is not backing
-// off, each from its cursor until it has everything, all peers at once,
-// then prunes what every peer acknowledged.
+// Round starts a push to every enabled peer that has a secret, is not
+// backing off and has no push running, each from its cursor, and prunes
+// what every peer acknowledged. It does not wait for the pushes: a peer
+// catching up on many events (back from an outage) takes its time while
+// the others keep receiving each change at once. A push sends at most
+// maxBatchesPerTurn batches, then wakes the next round, so a peer
+// disabled meanwhile stops receiving soon.
 func (p *Pusher) Round(ctx context.Context) error {
 	nodes, err := p.store.AllClusterNodes(ctx)
 	if err != nil {
@@ -138,23 +151,27 @@ func (p *Pusher) Round(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
 	now := time.Now()
 	for _, n := range nodes {
-		if n.Disabled || n.SecretKey == "" || n.NodeID == p.cfg.Self.NodeID || !p.due(n.NodeID, now) {
+		if n.Disabled || n.SecretKey == "" || n.NodeID == p.cfg.Self.NodeID || !p.start(n, now) {
 			continue
 		}
-		wg.Add(1)
+		p.running.Add(1)
 		go func() {
-			defer wg.Done()
-			err := p.catchUp(ctx, n, cursors[n.NodeID])
+			defer p.running.Done()
+			more, err := p.catchUp(ctx, n, cursors[n.NodeID])
+			p.mu.Lock()
+			delete(p.busy, n.NodeID)
+			p.mu.Unlock()
 			if ctx.Err() != nil {
 				return
 			}
 			p.outcome(n, err)
+			if more && err == nil {
+				p.wakeUp()
+			}
 		}()
 	}
-	wg.Wait()
 	p.mu.Lock()
 	pruneNow := !now.Before(p.nextPrune)
 	if pruneNow {
@@ -170,11 +187,19 @@ func (p *Pusher) Round(ctx context.Context) error {
 // pruneEvery is how often acknowledged events are deleted.
 const pruneEvery = time.Minute
 
-// due reports whether peer may be pushed to now.
-func (p *Pusher) due(peer int, now time.Time) bool {
+// start marks peer n busy and reports true when a push to it may start
+// now: none is running and it is not backing off. A peer that answered a
+// ping since its last failed push (its heartbeat is newer) is tried at
+// once: a node back from an outage does not wait out a minute's backoff.
+func (p *Pusher) start(n store.ClusterNode, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !now.Before(p.backoff[peer].next)
+	b := p.backoff[n.NodeID]
+	if p.busy[n.NodeID] || (now.Before(b.next) && n.LastHeartbeat <= b.failed) {
+		return false
+	}
+	p.busy[n.NodeID] = true
+	return true
 }
 
 // outcome records a peer's push result: a failure doubles its pause (1 s
@@ -195,16 +220,21 @@ func (p *Pusher) outcome(n store.ClusterNode, err error) {
 	}
 	b.delay = min(max(2*b.delay, time.Second), maxBackoff)
 	b.next = time.Now().Add(b.delay)
+	b.failed = time.Now().Unix()
 	p.backoff[n.NodeID] = b
 }
 
 // catchUp sends peer n the events after cursor, batch by batch, moving its
-// cursor after each acknowledged batch, until none is left.
-func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64) error {
-	for ctx.Err() == nil {
+// cursor after each acknowledged batch, until none is left or it sent
+// maxBatchesPerTurn (more is then true).
+func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64) (more bool, err error) {
+	for turn := 0; ctx.Err() == nil; turn++ {
+		if turn == maxBatchesPerTurn {
+			return true, nil
+		}
 		events, err := p.store.EventsAfter(ctx, cursor, p.cfg.BatchSize)
 		if err != nil || len(events) == 0 {
-			return err
+			return false, err
 		}
 		wire := make([]Event, 0, len(events))
 		size := 0
@@ -217,17 +247,21 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 			wire = append(wire, w)
 		}
 		if _, err := p.send(ctx, n, Batch{SourceNodeID: p.cfg.Self.NodeID, Events: wire}); err != nil {
-			return err
+			return false, err
 		}
 		cursor = wire[len(wire)-1].ID
 		// The outcome is kept even when shutting down now: the peer has
 		// applied the batch.
 		if err := p.store.SetClusterCursor(context.WithoutCancel(ctx), n.NodeID, cursor); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return ctx.Err()
+	return false, ctx.Err()
 }
+
+// maxBatchesPerTurn bounds one push to a peer; a peer with more to catch
+// up on continues in the next round, started at once.
+const maxBatchesPerTurn = 20
 
 // envelope is a peer's /api answer.
 type envelope struct {
