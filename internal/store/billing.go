@@ -142,7 +142,9 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.billed("users", id, counterDelta{"quota": d.quota, "used_quota": d.used, "request_count": d.requests}); err != nil {
+		// Peers get the cost only (-used): the hold given back here
+		// (d.quota - -used) was taken on this node only (takeBalances).
+		if err := tx.billed("users", id, counterDelta{"quota": -d.used, "used_quota": d.used, "request_count": d.requests}); err != nil {
 			return err
 		}
 	}
@@ -152,7 +154,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		args := []any{d.used, d.used, now, id}
 		delta := counterDelta{"used_quota": d.used, "accessed_time": now}
 		if limited[id] {
-			delta["remain_quota"] = d.quota
+			delta["remain_quota"] = -d.used // the cost, as for users
 			q = "UPDATE tokens SET remain_quota = remain_quota + ?, used_quota = " + saturatingAdd("used_quota") + ", accessed_time = ? WHERE id = ?"
 			args = []any{d.quota, d.used, d.used, now, id}
 		}
@@ -381,7 +383,10 @@ func (tx *Tx) takeBalances(table, col string, held map[int64]int64) error {
 		if res.RowsAffected != 1 {
 			return ErrConflict // the locked balance moved: roll the batch back
 		}
-		if err := tx.billed(table, id, counterDelta{col: -held[id]}); err != nil {
+		// A hold stays on this node (no delta for peers): only the settled
+		// cost replicates, so a node that dies holding money strands
+		// nothing on the others (docs/cluster.md, What replicates).
+		if err := tx.billed(table, id, counterDelta{}); err != nil {
 			return err
 		}
 	}

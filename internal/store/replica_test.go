@@ -193,3 +193,52 @@ func TestDeltaWaitsForItsRow(t *testing.T) {
 		}
 	})
 }
+
+// A hold stays on its node: peers get the settled cost only, so the sum
+// is right everywhere, and a node that dies holding money strands nothing
+// on the others.
+func TestHoldsDoNotReplicate(t *testing.T) {
+	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+		ctx := context.Background()
+		a, b := n[0], n[1]
+		u := newUser("dave")
+		u.Quota = 10_000
+		if err := a.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: "hash-dave", KeyPrefix: "sk-", KeySuffix: "d", Status: 1,
+			ExpiredTime: -1, RemainQuota: 5_000}
+		if err := a.CreateToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		mark := pending(t, a, 0)
+		apply(t, b, 1, mark)
+		last := mark[len(mark)-1].ID
+		res, err := a.ApplyBilling(ctx, []store.ReserveOp{{UserID: u.ID, TokenID: tok.ID, TokenLimited: true, Amount: 3_000}}, nil)
+		if err != nil || len(res) != 1 || res[0].Err != nil {
+			t.Fatalf("reserve: %v %+v", err, res)
+		}
+		// The hold alone sends peers nothing that moves money.
+		held := pending(t, a, last)
+		apply(t, b, 1, held)
+		if got, _ := userOf(t, b, u.ID); got.Quota != 10_000 {
+			t.Fatalf("b sees a hold: quota %d", got.Quota)
+		}
+		if len(held) > 0 {
+			last = held[len(held)-1].ID
+		}
+		settle := store.SettleOp{UserID: u.ID, TokenID: tok.ID, TokenLimited: true, Held: res[0].Held, Cost: 1_200,
+			ReservationID: res[0].ReservationID, Key: "call-1", Log: &store.Log{UserID: u.ID, Type: store.LogConsume, Quota: 1_200}}
+		if _, err := a.ApplyBilling(ctx, nil, []store.SettleOp{settle}); err != nil {
+			t.Fatal(err)
+		}
+		apply(t, b, 1, pending(t, a, last))
+		for i, s := range n {
+			got, _ := userOf(t, s, u.ID)
+			k, err := s.UserToken(ctx, u.ID, tok.ID)
+			if err != nil || got.Quota != 8_800 || got.UsedQuota != 1_200 || k.RemainQuota != 3_800 || k.UsedQuota != 1_200 {
+				t.Fatalf("node %d: user %+v key %+v (%v)", i+1, got, k, err)
+			}
+		}
+	})
+}

@@ -109,12 +109,16 @@ func (s *Store) WriteSnapshot(ctx context.Context, emit func(line []byte) error)
 		if err := emitJSON(emit, snapshotHeader{NodeID: int(s.nodeID), Positions: positions}); err != nil {
 			return err
 		}
+		held, err := heldAmounts(db)
+		if err != nil {
+			return err
+		}
 		var rows int64
 		for _, t := range append(append([]*replicated{}, replicatedTables...), snapshotState...) {
 			if t.name == "logs" && (s.outbox == nil || !s.outbox.logs) {
 				continue
 			}
-			n, err := emitTable(db, t, emit)
+			n, err := emitTable(db, t, held.giveBack, emit)
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
@@ -157,9 +161,46 @@ func sequenceValue(db *gorm.DB, name string) (int64, error) {
 	return seq[0].Next, nil
 }
 
+// held is the money held for calls in flight on this node, by user and by
+// limited key (the reservations of a server database; SQLite holds in
+// memory). Holds never replicate, only settled costs (docs/cluster.md), so
+// a snapshot shows balances with them given back: the joiner later gets
+// each call's cost alone, as every other peer does.
+type held struct{ users, tokens map[int64]int64 }
+
+func heldAmounts(db *gorm.DB) (held, error) {
+	h := held{users: map[int64]int64{}, tokens: map[int64]int64{}}
+	var rows []struct{ ID, Amount int64 }
+	if err := db.Raw("SELECT user_id AS id, SUM(amount) AS amount FROM reservations GROUP BY user_id").Scan(&rows).Error; err != nil {
+		return h, err
+	}
+	for _, r := range rows {
+		h.users[r.ID] = r.Amount
+	}
+	rows = nil
+	if err := db.Raw("SELECT token_id AS id, SUM(amount) AS amount FROM reservations WHERE token_limited = ? AND token_id <> 0 GROUP BY token_id", true).Scan(&rows).Error; err != nil {
+		return h, err
+	}
+	for _, r := range rows {
+		h.tokens[r.ID] = r.Amount
+	}
+	return h, nil
+}
+
+// giveBack adds the held amounts to a users or tokens row.
+func (h held) giveBack(row any) {
+	switch r := row.(type) {
+	case *User:
+		r.Quota += h.users[r.ID]
+	case *Token:
+		r.RemainQuota += h.tokens[r.ID]
+	}
+}
+
 // emitTable writes every row of t, page by page in key order (each page
-// starts after the last key of the one before), with counters.
-func emitTable(db *gorm.DB, t *replicated, emit func([]byte) error) (int64, error) {
+// starts after the last key of the one before), with counters; adjust
+// changes a row before it is written.
+func emitTable(db *gorm.DB, t *replicated, adjust func(row any), emit func([]byte) error) (int64, error) {
 	sch, err := t.fields()
 	if err != nil {
 		return 0, err
@@ -184,6 +225,7 @@ func emitTable(db *gorm.DB, t *replicated, emit func([]byte) error) (int64, erro
 		rows := page.Elem()
 		for i := 0; i < rows.Len(); i++ {
 			row := rows.Index(i).Addr().Interface()
+			adjust(row)
 			data, err := t.encodeRow(row, true)
 			if err != nil {
 				return n, err
