@@ -385,7 +385,8 @@ func (tx *Tx) applyDelta(ev Event) error {
 			u.Tokens < -planlimit.MaxAmount || u.Tokens > planlimit.MaxAmount {
 			return fmt.Errorf("plan usage delta out of range: %w", errSkip)
 		}
-		return tx.addUsage(usageDelta{subscriptionID: ev.PK, model: u.Model, fine: u.BucketStart, requests: u.Requests, tokens: u.Tokens})
+		d := usageDelta{subscriptionID: ev.PK, model: u.Model, fine: u.BucketStart, requests: u.Requests, tokens: u.Tokens}
+		return tx.addUsage(d, d)
 	}
 	t := replicatedTable(ev.Table)
 	if t == nil || len(t.counters) == 0 || ev.PK <= 0 {

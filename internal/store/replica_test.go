@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/planlimit"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/store/storetest"
 )
@@ -238,6 +239,42 @@ func TestHoldsDoNotReplicate(t *testing.T) {
 			k, err := s.UserToken(ctx, u.ID, tok.ID)
 			if err != nil || got.Quota != 8_800 || got.UsedQuota != 1_200 || k.RemainQuota != 3_800 || k.UsedQuota != 1_200 {
 				t.Fatalf("node %d: user %+v key %+v (%v)", i+1, got, k, err)
+			}
+		}
+	})
+}
+
+// Plan usage holds stay on their node too: peers count each call's real
+// use when it settles, and nothing for a released call.
+func TestUsageHoldsDoNotReplicate(t *testing.T) {
+	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+		ctx := context.Background()
+		a, b := n[0], n[1]
+		rule := planlimit.Rule{RequestPeriod: 100}
+		kept, err := reserveUsage(a, 7, rule, 500, usageNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed, err := reserveUsage(a, 7, rule, 300, usageNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apply(t, b, 1, pending(t, a, 0))
+		if req, tok, _ := usageOf(t, b, 7, usageNow); req != 0 || tok != 0 {
+			t.Fatalf("b counts holds: %d requests, %d tokens", req, tok)
+		}
+		if _, err := a.SettleUsage(ctx, kept, 120); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.ReleaseUsage(ctx, failed); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := b.ApplyEvents(ctx, 1, pending(t, a, 0)); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range n {
+			if req, tok, life := usageOf(t, s, 7, usageNow); req != 1 || tok != 120 || life != 120 {
+				t.Fatalf("node %d: %d requests, %d tokens, %d lifetime; want 1, 120, 120", i+1, req, tok, life)
 			}
 		}
 	})

@@ -145,7 +145,8 @@ func (tx *Tx) reserveUsage(op UsageOp, r UsageReservation) (planlimit.Decision, 
 	if !d.Fits {
 		return d, &UsageLimitError{Limit: d.Binding}
 	}
-	if err := tx.addUsage(usageDelta{op.SubscriptionID, op.Model, r.BucketStart, 1, op.Tokens}); err != nil {
+	// A hold: peers get nothing until the call settles (closeUsage).
+	if err := tx.addUsage(usageDelta{op.SubscriptionID, op.Model, r.BucketStart, 1, op.Tokens}, usageDelta{}); err != nil {
 		return d, err
 	}
 	hold := planUsageHold{HoldKey: r.Key, SubscriptionID: op.SubscriptionID, Model: op.Model,
@@ -206,7 +207,10 @@ type usageDelta struct {
 // counted in memory on SQLite, whose reservation wrote nothing); one that
 // subtracts updates the rows its reservation made (a bucket pruned since
 // counts in no window any more).
-func (tx *Tx) addUsage(d usageDelta) error {
+//
+// peers is what the cluster's peers add (docs/cluster.md): the same as d,
+// except for holds, which stay on this node (zero: nothing is sent).
+func (tx *Tx) addUsage(d, peers usageDelta) error {
 	subscriptionID, model, fine, requests, tokens := d.subscriptionID, d.model, d.fine, d.requests, d.tokens
 	adds := requests >= 0 && tokens >= 0
 	set := "requests = " + clampedAdd("plan_usage_totals.requests") + ", tokens = " + clampedAdd("plan_usage_totals.tokens")
@@ -243,7 +247,11 @@ func (tx *Tx) addUsage(d usageDelta) error {
 	if err != nil {
 		return err
 	}
-	return tx.record(Change{Table: "plan_usage", Op: "UPDATE", ID: subscriptionID, Counters: true, usage: &d})
+	c := Change{Table: "plan_usage", Op: "UPDATE", ID: subscriptionID, Counters: true}
+	if peers.requests != 0 || peers.tokens != 0 {
+		c.usage = &peers
+	}
+	return tx.record(c)
 }
 
 // clampedAdd is the SQL of col + ? kept within 0..planlimit.MaxAmount; it
@@ -318,10 +326,14 @@ func (tx *Tx) closeUsage(key string, release bool, realTokens int64) (applied bo
 		return false, err
 	}
 	d := usageDelta{h.SubscriptionID, h.Model, h.BucketStart, 0, realTokens - h.Tokens}
+	// Peers never saw the hold: they get the call's real use, or nothing
+	// for a release.
+	peers := usageDelta{h.SubscriptionID, h.Model, h.BucketStart, 1, realTokens}
 	if release {
 		d.requests, d.tokens = -1, -h.Tokens
+		peers = usageDelta{}
 	}
-	return true, tx.addUsage(d)
+	return true, tx.addUsage(d, peers)
 }
 
 // closeUsageHold deletes an open hold and returns it; ok is false when it

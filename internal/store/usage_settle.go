@@ -77,7 +77,7 @@ func (tx *Tx) settleUsage(ops []SettleOp) error {
 		return cmp.Or(cmp.Compare(a.subscriptionID, b.subscriptionID), strings.Compare(a.model, b.model), cmp.Compare(a.fine, b.fine))
 	})
 	for _, d := range deltas {
-		if err := tx.addUsage(*d); err != nil {
+		if err := tx.addUsage(*d, *d); err != nil {
 			return err
 		}
 	}
