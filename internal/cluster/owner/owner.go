@@ -7,16 +7,14 @@
 package owner
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -24,7 +22,7 @@ import (
 const (
 	RedeemPath   = "/api/cluster/redeem"
 	ActivatePath = "/api/cluster/activate"
-	SecretHeader = "X-Cluster-Secret"
+	SecretHeader = peer.SecretHeader
 )
 
 // MaxBodyBytes bounds a forwarded request and its answer, both ways: the
@@ -57,11 +55,7 @@ type Router struct {
 
 // New returns the router of node self over the node table nodes.
 func New(self int, nodes Nodes) *Router {
-	return &Router{self: self, nodes: nodes, client: &http.Client{
-		Timeout: Timeout,
-		// A redirect would carry the secret elsewhere: it is a failure.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &Router{self: self, nodes: nodes, client: peer.NewClient(Timeout)}
 }
 
 // Self is this node's id (0 when r is nil: cluster mode off).
@@ -104,47 +98,6 @@ func (r *Router) Forward(ctx context.Context, id int64, path string, req, out an
 	return nil
 }
 
-// envelope is the /api answer of the owner.
-type envelope struct {
-	Success bool            `json:"success"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
-
 func (r *Router) call(ctx context.Context, node store.ClusterNode, path string, body, out any) error {
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, node.Address+path, bytes.NewReader(raw))
-	if err != nil {
-		return fmt.Errorf("bad address: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(SecretHeader, node.SecretKey)
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	ans, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
-	switch {
-	case err != nil:
-		return fmt.Errorf("read answer: %w", err)
-	case len(ans) > MaxBodyBytes:
-		return errors.New("answer larger than 64 KiB")
-	case resp.StatusCode != http.StatusOK:
-		return fmt.Errorf("answered HTTP %d", resp.StatusCode)
-	}
-	var env envelope
-	if err := json.Unmarshal(ans, &env); err != nil {
-		return fmt.Errorf("answer is not the JSON envelope: %w", err)
-	}
-	if !env.Success {
-		return fmt.Errorf("refused: %.200s", env.Message)
-	}
-	if err := json.Unmarshal(env.Data, out); err != nil {
-		return fmt.Errorf("answer data: %w", err)
-	}
-	return nil
+	return peer.Call(ctx, r.client, node.Address+path, node.SecretKey, body, MaxBodyBytes, out)
 }

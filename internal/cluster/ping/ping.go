@@ -4,26 +4,21 @@
 package ping
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
 // SecretHeader carries the target node's CLUSTER_SECRET (spec, Cluster
 // rule 2).
-const SecretHeader = "X-Cluster-Secret"
+const SecretHeader = peer.SecretHeader
 
 // MaxAnswerBytes bounds a ping answer read from a peer: 49 node records
 // fit many times over, and a peer gone wrong cannot fill this node's memory.
@@ -74,14 +69,7 @@ func New(st *store.Store, cfg Config) *Pinger {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	timeout := min(max(cfg.Interval, minTimeout), maxTimeout)
-	client := &http.Client{
-		Timeout: timeout,
-		// A redirect would carry X-Cluster-Secret to wherever it points
-		// (only Authorization and cookies are dropped across hosts): a
-		// peer's answer is taken as it comes, a redirect is a failure.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	return &Pinger{store: st, cfg: cfg, client: client}
+	return &Pinger{store: st, cfg: cfg, client: peer.NewClient(timeout)}
 }
 
 // Round pings every enabled peer that has a secret and is due in this
@@ -168,57 +156,13 @@ func (p *Pinger) learn(ctx context.Context, listed []cluster.Listed) int {
 	return added
 }
 
-// envelope is the /api answer of a peer.
-type envelope struct {
-	Success bool   `json:"success"`
-	Message string `json:"message"`
-	Data    Answer `json:"data"`
-}
-
 // call sends this node's identity to node with node's secret and reads
 // the answer, bounded by MaxAnswerBytes. Only node's own secret goes to
 // node (issue 11 §6).
 func (p *Pinger) call(ctx context.Context, node store.ClusterNode) (Answer, error) {
 	self := p.cfg.Self
-	body, err := json.Marshal(Request{NodeID: self.NodeID, NodeName: self.Name, Address: self.Address, SecretKey: self.Secret})
-	if err != nil {
-		return Answer{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cluster.PingURL(node.Address), bytes.NewReader(body))
-	if err != nil {
-		return Answer{}, fmt.Errorf("bad address: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(SecretHeader, node.SecretKey)
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return Answer{}, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes+1))
-	if err != nil {
-		return Answer{}, fmt.Errorf("read answer: %w", err)
-	}
-	if len(raw) > MaxAnswerBytes {
-		return Answer{}, errors.New("answer larger than 1 MiB")
-	}
-	if resp.StatusCode != http.StatusOK {
-		return Answer{}, fmt.Errorf("answered HTTP %d", resp.StatusCode)
-	}
-	var env envelope
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return Answer{}, fmt.Errorf("answer is not the JSON envelope: %w", err)
-	}
-	if !env.Success {
-		return Answer{}, fmt.Errorf("refused: %s", truncate(env.Message, 200))
-	}
-	return env.Data, nil
-}
-
-// truncate bounds a peer's message kept in a result.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
+	var answer Answer
+	err := peer.Call(ctx, p.client, cluster.PingURL(node.Address), node.SecretKey,
+		Request{NodeID: self.NodeID, NodeName: self.Name, Address: self.Address, SecretKey: self.Secret}, MaxAnswerBytes, &answer)
+	return answer, err
 }

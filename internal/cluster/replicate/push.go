@@ -1,24 +1,20 @@
 package replicate
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
 // SecretHeader carries the target node's CLUSTER_SECRET (spec, Cluster
 // rule 2); the same header as ping's.
-const SecretHeader = "X-Cluster-Secret"
+const SecretHeader = peer.SecretHeader
 
 // Retention bounds how long an event waits for a peer that does not
 // acknowledge it (down, disabled or never completed): after it the event
@@ -80,12 +76,7 @@ func New(st *store.Store, cfg Config) *Pusher {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 50
 	}
-	client := &http.Client{
-		Timeout: pushTimeout,
-		// As ping: the secret header never follows a redirect.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	return &Pusher{store: st, cfg: cfg, client: client, wake: make(chan struct{}, 1), backoff: map[int]backoff{}, busy: map[int]bool{}}
+	return &Pusher{store: st, cfg: cfg, client: peer.NewClient(pushTimeout), wake: make(chan struct{}, 1), backoff: map[int]backoff{}, busy: map[int]bool{}}
 }
 
 // Changed wakes the pusher after a commit that wrote events; register it
@@ -263,53 +254,12 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 // up on continues in the next round, started at once.
 const maxBatchesPerTurn = 20
 
-// envelope is a peer's /api answer.
-type envelope struct {
-	Success bool   `json:"success"`
-	Message string `json:"message"`
-	Data    Answer `json:"data"`
-}
-
-// send posts one batch to n with n's secret and reads the answer: success
-// means n committed the batch.
+// send posts one batch to n with n's secret: success means n committed
+// the batch.
 func (p *Pusher) send(ctx context.Context, n store.ClusterNode, b Batch) (Answer, error) {
-	body, err := json.Marshal(b)
-	if err != nil {
-		return Answer{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cluster.SyncURL(n.Address), bytes.NewReader(body))
-	if err != nil {
-		return Answer{}, fmt.Errorf("bad address: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(SecretHeader, n.SecretKey)
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return Answer{}, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
-	if err != nil {
-		return Answer{}, fmt.Errorf("read answer: %w", err)
-	}
-	if len(raw) > maxAnswerBytes {
-		return Answer{}, errors.New("answer larger than 1 MiB")
-	}
-	if resp.StatusCode != http.StatusOK {
-		return Answer{}, fmt.Errorf("answered HTTP %d", resp.StatusCode)
-	}
-	var env envelope
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return Answer{}, fmt.Errorf("answer is not the JSON envelope: %w", err)
-	}
-	if !env.Success {
-		msg := env.Message
-		if len(msg) > 200 {
-			msg = msg[:200]
-		}
-		return Answer{}, fmt.Errorf("refused: %q", msg)
-	}
-	return env.Data, nil
+	var a Answer
+	err := peer.Call(ctx, p.client, cluster.SyncURL(n.Address), n.SecretKey, b, maxAnswerBytes, &a)
+	return a, err
 }
 
 // prune deletes the events every peer with a secret acknowledged (a
