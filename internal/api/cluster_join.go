@@ -27,9 +27,8 @@ const (
 // node's secret gets all of this node's data, as newline-delimited JSON
 // read in one consistent transaction (store.WriteSnapshot).
 func (s *Server) clusterSnapshot(w http.ResponseWriter, r *http.Request) error {
-	if !s.secretMatches(r.Header.Get(join.SecretHeader)) {
-		s.Log.Warn("cluster snapshot refused: missing or wrong X-Cluster-Secret", "remote", r.RemoteAddr)
-		return httpx.FailStatus(http.StatusUnauthorized, MsgClusterSecret)
+	if err := s.clusterAuth(r, "cluster snapshot"); err != nil {
+		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	started := false

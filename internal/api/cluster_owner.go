@@ -123,15 +123,6 @@ func outcomeError(outcome string) error {
 	return errors.New("owner answered an unknown outcome")
 }
 
-// clusterAuth checks the cluster secret of an internal call.
-func (s *Server) clusterAuth(r *http.Request, what string) error {
-	if !s.secretMatches(r.Header.Get(owner.SecretHeader)) {
-		s.Log.Warn(what+" refused: missing or wrong X-Cluster-Secret", "remote", r.RemoteAddr)
-		return httpx.FailStatus(http.StatusUnauthorized, MsgClusterSecret)
-	}
-	return nil
-}
-
 // clusterRedeem answers POST /api/cluster/redeem on the code's owner: the
 // redemption a user asked on another node, run here as it runs for a
 // local caller. The outcome is the answer's data; success false means the

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/cluster/ping"
 	"github.com/modelgate/modelgate/internal/httpx"
 )
@@ -14,10 +15,8 @@ import (
 // node's secret tells who it is; this node records it and answers every
 // node it knows, without secrets, for transitive discovery.
 func (s *Server) clusterPing(w http.ResponseWriter, r *http.Request) error {
-	if !s.secretMatches(r.Header.Get(ping.SecretHeader)) {
-		// No detail: a missing and a wrong secret read the same.
-		s.Log.Warn("cluster ping refused: missing or wrong X-Cluster-Secret", "remote", r.RemoteAddr)
-		return httpx.FailStatus(http.StatusUnauthorized, MsgClusterSecret)
+	if err := s.clusterAuth(r, "cluster ping"); err != nil {
+		return err
 	}
 	var req ping.Request
 	if err := httpx.Decode(w, r, &req); err != nil {
@@ -44,6 +43,17 @@ func (s *Server) clusterPing(w http.ResponseWriter, r *http.Request) error {
 		views[i] = viewNode(&rows[i])
 	}
 	return httpx.OK(w, map[string]any{"nodes": views})
+}
+
+// clusterAuth checks the cluster secret of an internal call (what names
+// it in the log). A missing and a wrong secret get the same answer, no
+// detail, and are logged with the caller's address, never the value.
+func (s *Server) clusterAuth(r *http.Request, what string) error {
+	if !s.secretMatches(r.Header.Get(peer.SecretHeader)) {
+		s.Log.Warn(what+" refused: missing or wrong X-Cluster-Secret", "remote", r.RemoteAddr)
+		return httpx.FailStatus(http.StatusUnauthorized, MsgClusterSecret)
+	}
+	return nil
 }
 
 // secretMatches compares got with CLUSTER_SECRET in constant time. Both

@@ -11,9 +11,8 @@ import (
 // of its events; this node applies them in one transaction and answers
 // only once they are committed (docs/cluster.md, Replication).
 func (s *Server) clusterSync(w http.ResponseWriter, r *http.Request) error {
-	if !s.secretMatches(r.Header.Get(replicate.SecretHeader)) {
-		s.Log.Warn("cluster sync refused: missing or wrong X-Cluster-Secret", "remote", r.RemoteAddr)
-		return httpx.FailStatus(http.StatusUnauthorized, MsgClusterSecret)
+	if err := s.clusterAuth(r, "cluster sync"); err != nil {
+		return err
 	}
 	var b replicate.Batch
 	if err := httpx.DecodeLimit(w, r, &b, replicate.MaxBatchBytes); err != nil {

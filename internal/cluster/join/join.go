@@ -14,10 +14,12 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 )
 
 // SecretHeader carries the peer's CLUSTER_SECRET, as for ping and sync.
-const SecretHeader = "X-Cluster-Secret"
+const SecretHeader = peer.SecretHeader
 
 // Timeout bounds a whole pull: a large database takes minutes to stream.
 const Timeout = 10 * time.Minute
@@ -64,11 +66,8 @@ type Stream struct {
 // Pull prepares to read the snapshot of the peer at address, opened by its
 // secret. Close releases it.
 func Pull(ctx context.Context, address, secret string) *Stream {
-	client := &http.Client{
-		// The secret header never follows a redirect.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	return &Stream{ctx: ctx, client: client, address: address, secret: secret}
+	// No client timeout: the caller's ctx bounds the whole stream.
+	return &Stream{ctx: ctx, client: peer.NewClient(0), address: address, secret: secret}
 }
 
 // Next returns the next line of the snapshot, io.EOF after the last one.
