@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/samples"
 )
 
 // Targets (docs/performance.md, Targets), as ratios of the gateway against the bare proxy
@@ -23,25 +25,10 @@ const (
 	verdictNA   = "n/a"
 )
 
-// percentile returns the p-th percentile (0 < p ≤ 100) of sorted samples by
-// the nearest-rank method: the smallest sample with at least p% of samples at
-// or below it. No samples give 0.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p / 100 * float64(n)))
-	return sorted[min(max(rank, 1), n)-1]
-}
-
-// millis is d in milliseconds, for reports.
-func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// latencySummary sorts samples in place and returns p50 and p99 in ms.
-func latencySummary(samples []time.Duration) (p50, p99 float64) {
-	slices.Sort(samples)
-	return millis(percentile(samples, 50)), millis(percentile(samples, 99))
+// latencySummary sorts durs in place and returns p50 and p99 in ms.
+func latencySummary(durs []time.Duration) (p50, p99 float64) {
+	slices.Sort(durs)
+	return samples.Millis(samples.Percentile(durs, 50)), samples.Millis(samples.Percentile(durs, 99))
 }
 
 // check is one target (docs/performance.md) evaluated on this run's figures.

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sort"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/samples"
 )
 
 // maxPrinted bounds the difference lines printed; the count is always
@@ -67,7 +69,7 @@ func printReport(out io.Writer, r *result) {
 		}
 		l := lagsBetween(r.lags, ph.from, ph.to, ph.reader)
 		p("    %-28s %4d samples: p50 %7.1f ms, p99 %7.1f ms, max %7.1f ms", ph.name, len(l),
-			millis(percentile(l, 50)), millis(percentile(l, 99)), millis(percentile(l, 100)))
+			samples.Millis(samples.Percentile(l, 50)), samples.Millis(samples.Percentile(l, 99)), samples.Millis(samples.Percentile(l, 100)))
 	}
 	if r.unackedLeft > 0 {
 		p("  NOT SETTLED: %d events still unacknowledged after %.1fs", r.unackedLeft, r.drain.Seconds())

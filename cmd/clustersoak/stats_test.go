@@ -7,33 +7,6 @@ import (
 	"time"
 )
 
-func TestPercentile(t *testing.T) {
-	ms := func(v ...int) []time.Duration {
-		out := make([]time.Duration, len(v))
-		for i, x := range v {
-			out[i] = time.Duration(x) * time.Millisecond
-		}
-		return out
-	}
-	tests := []struct {
-		samples []time.Duration
-		p       float64
-		want    time.Duration
-	}{
-		{nil, 50, 0},
-		{ms(7), 99, 7 * time.Millisecond},
-		{ms(1, 2, 3, 4), 50, 2 * time.Millisecond},
-		{ms(1, 2, 3, 4), 51, 3 * time.Millisecond},
-		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 99, 10 * time.Millisecond},
-		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 100, 10 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		if got := percentile(tt.samples, tt.p); got != tt.want {
-			t.Errorf("percentile(%v, %g) = %v, want %v", tt.samples, tt.p, got, tt.want)
-		}
-	}
-}
-
 func TestLagsBetween(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	samples := []lagSample{
