@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,10 +20,7 @@ func TestKilledClusterNodeCatchesUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a real process")
 	}
-	bin := filepath.Join(t.TempDir(), "modelgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildGateway(t)
 	env := []string{"CLUSTER_PING_INTERVAL", "1h", "CLUSTER_PUSH_INTERVAL", "100ms"}
 	n1 := apptest.NewNode(t, 1, apptest.NodeSecret(1), env...)
 	n2 := apptest.NewNode(t, 2, apptest.NodeSecret(2), env...)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -36,10 +35,7 @@ func TestKilledProcessHoldsComeBack(t *testing.T) {
 	if eng.Name == "sqlite" {
 		t.Skipf("holds on SQLite live in memory and die with the process; set %s=postgres or mysql", storetest.EnvEngine)
 	}
-	bin := filepath.Join(t.TempDir(), "modelgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildGateway(t)
 	for _, survivor := range []string{"janitor", "restart"} {
 		t.Run(survivor, func(t *testing.T) {
 			t.Parallel()
