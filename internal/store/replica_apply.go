@@ -448,8 +448,8 @@ func (tx *Tx) addCounters(t *replicated, id int64, d counterDelta) (found bool, 
 		}
 		switch c {
 		case "quota", "remain_quota":
-			sets = append(sets, boundedAdd(c))
-			args = append(args, v, v, v, v, v)
+			sets = append(sets, boundedAdd(c, v))
+			args = append(args, v, v)
 		case "accessed_time":
 			sets = append(sets, "accessed_time = CASE WHEN accessed_time < ? THEN ? ELSE accessed_time END")
 			args = append(args, v, v)
@@ -481,11 +481,15 @@ func (tx *Tx) addCounters(t *replicated, id int64, d counterDelta) (found bool, 
 	return true, tx.record(Change{Table: t.name, Op: "UPDATE", ID: id, Counters: true, delta: &d})
 }
 
-// boundedAdd is the SQL of col + ? kept within ±pricing.MaxBalance; it
-// takes the amount five times. No comparison can overflow: the column and
-// the amount are within ±MaxBalance.
-func boundedAdd(col string) string {
+// boundedAdd is the SQL of col + v kept within ±pricing.MaxBalance; it
+// takes v twice. No comparison can overflow: the column and v are within
+// ±MaxBalance. The bound is chosen by v's sign here rather than in SQL: a
+// parameter compared with a bare 0 is typed int4 by PostgreSQL, which then
+// refuses any amount above 2^31 (every top-up over 2,147 CNY).
+func boundedAdd(col string, v int64) string {
 	m := pricing.MaxBalance
-	return fmt.Sprintf("%s = CASE WHEN ? > 0 AND %s > %d - ? THEN %d WHEN ? < 0 AND %s < %d - ? THEN %d ELSE %s + ? END",
-		col, col, m, m, col, -m, -m, col)
+	if v < 0 {
+		return fmt.Sprintf("%s = CASE WHEN %s < %d - ? THEN %d ELSE %s + ? END", col, col, -m, -m, col)
+	}
+	return fmt.Sprintf("%s = CASE WHEN %s > %d - ? THEN %d ELSE %s + ? END", col, col, m, m, col)
 }

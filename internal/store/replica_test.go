@@ -65,7 +65,8 @@ func TestApplyEventsOnceAndInOrder(t *testing.T) {
 		if err := a.CreateUser(ctx, u); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.AddUserQuota(ctx, u.ID, 1200, nil); err != nil {
+		// Above 2^31: PostgreSQL must not take the amount for an int4.
+		if err := a.AddUserQuota(ctx, u.ID, 5_000_000_000_000, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.UpdateUser(ctx, u.ID, store.UserPatch{DisplayName: ptr("Alice")}, nil); err != nil {
@@ -84,14 +85,14 @@ func TestApplyEventsOnceAndInOrder(t *testing.T) {
 			t.Fatalf("applied %d skipped %d", applied, skipped)
 		}
 		got, ok := userOf(t, b, u.ID)
-		if !ok || got.Quota != 1700 || got.DisplayName != "Alice" || got.Username != "alice" {
+		if !ok || got.Quota != 5_000_000_000_500 || got.DisplayName != "Alice" || got.Username != "alice" {
 			t.Fatalf("on b: %+v", got)
 		}
 		// The same batch again (its answer was lost): nothing moves.
 		if applied, skipped := apply(t, b, 1, evs); applied != 0 || skipped != 3 {
 			t.Fatalf("again: applied %d skipped %d", applied, skipped)
 		}
-		if got, _ := userOf(t, b, u.ID); got.Quota != 1700 {
+		if got, _ := userOf(t, b, u.ID); got.Quota != 5_000_000_000_500 {
 			t.Fatalf("quota after a re-sent batch: %d", got.Quota)
 		}
 		// Applying wrote nothing to b's outbox.
