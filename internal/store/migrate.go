@@ -31,6 +31,7 @@ var migrations = []migration{
 	{"0013_usage_rollups", binaryCollation(migration0013)},
 	{"0014_cluster_nodes", binaryCollation(migration0014)},
 	{"0015_cluster_replication", binaryCollation(migration0015)},
+	{"0016_cluster_failed_events", binaryCollation(migration0016)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

@@ -102,8 +102,10 @@ func (s *Store) AppliedMarks(ctx context.Context) (map[int]int64, error) {
 
 // applySafely applies ev inside a savepoint: an event that cannot apply
 // here (errSkip, a unique key held by another row) is rolled back alone,
-// logged and skipped, and the rest of the batch goes on. Any other error
-// fails the batch, which the sender retries.
+// logged and skipped, and the rest of the batch goes on; one the database
+// refuses for its values is also kept in cluster_failed_events. Any other
+// error (the database unavailable, a deadlock) fails the batch, which the
+// sender retries.
 func (tx *Tx) applySafely(ev Event) (bool, error) {
 	if err := tx.db.SavePoint("ev").Error; err != nil {
 		return false, err
@@ -120,13 +122,19 @@ func (tx *Tx) applySafely(ev Event) (bool, error) {
 	if rb := tx.db.RollbackTo("ev").Error; rb != nil {
 		return false, rb
 	}
-	stale := errors.Is(err, errStale)
-	if !stale {
-		if !errors.Is(err, errSkip) && !isUniqueViolation(err) {
-			return false, err
-		}
+	switch {
+	case errors.Is(err, errStale):
+	case errors.Is(err, errSkip) || isUniqueViolation(err):
 		tx.s.log.Warn("cluster event skipped: it cannot apply here", "event_id", ev.ID, "node_id", ev.Node(),
 			"table", ev.Table, "operation", ev.Op, "primary_key", ev.PK, "err", err)
+	case isDataError(err):
+		tx.s.log.Error("cluster event refused by the database: kept in cluster_failed_events, skipped",
+			"event_id", ev.ID, "node_id", ev.Node(), "table", ev.Table, "operation", ev.Op, "primary_key", ev.PK, "err", err)
+		if err := tx.keepFailed(ev, err); err != nil {
+			return false, err
+		}
+	default:
+		return false, err
 	}
 	return false, nil
 }

@@ -280,3 +280,49 @@ func TestUsageHoldsDoNotReplicate(t *testing.T) {
 		}
 	})
 }
+
+// An event the database refuses for its values (here a username longer
+// than its column, which PostgreSQL and MySQL refuse; SQLite keeps any
+// length) is kept aside and skipped: the events after it still apply, and
+// its node's stream is not stopped for good.
+func TestPoisonEventDoesNotStopTheStream(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			ctx := context.Background()
+			db := database{dsn: eng.FreshDSN(t), sqlitePath: filepath.Join(t.TempDir(), "node.db")}
+			b := db.open(t, 2)
+			b.EnableOutbox(store.OutboxOptions{Logs: true})
+			long := make([]byte, 300)
+			for i := range long {
+				long[i] = 'x'
+			}
+			poison := store.Event{ID: 51, Table: "users", Op: "INSERT", PK: 51, TimeUS: 1,
+				Data: []byte(`{"id":51,"username":"` + string(long) + `","password_hash":"x","aff_code":"p1","quota":5}`)}
+			good := store.Event{ID: 101, Table: "users", Op: "INSERT", PK: 101, TimeUS: 2,
+				Data: []byte(`{"id":101,"username":"fine","password_hash":"x","aff_code":"p2","quota":7}`)}
+			applied, skipped, err := b.ApplyEvents(ctx, 1, []store.Event{poison, good})
+			if err != nil {
+				t.Fatalf("the batch failed: %v", err)
+			}
+			if u, ok := userOf(t, b, 101); !ok || u.Quota != 7 {
+				t.Fatalf("the event after the poison one: %+v %v", u, ok)
+			}
+			failed, err := b.FailedEvents(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if eng.Name == "sqlite" {
+				if applied != 2 || failed != 0 {
+					t.Fatalf("sqlite: applied %d, failed %d", applied, failed)
+				}
+				return
+			}
+			if applied != 1 || skipped != 1 || failed != 1 {
+				t.Fatalf("applied %d skipped %d kept %d; want 1, 1, 1", applied, skipped, failed)
+			}
+			if _, ok := userOf(t, b, 51); ok {
+				t.Fatal("the refused row is there")
+			}
+		})
+	}
+}
