@@ -30,6 +30,7 @@ import (
 	"github.com/modelgate/modelgate/internal/relay"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
+	"github.com/modelgate/modelgate/web"
 )
 
 // Version is the release label reported by /api/status.
@@ -174,6 +175,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// answer the JSON envelope.
 	mux.Handle("/api/", withBodyDeadline(cfg.BodyReadTimeout, apiServer.CrossOriginProtection().Handler(apiServer.Handler())))
 	mux.Handle("/v1/", a.relay.Handler())
+	// Everything else is the web console (index.html for client routes).
+	mux.Handle("/", web.Handler())
 	a.handler = withRequestLog(log, mux)
 
 	bg, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,143 @@
+// Labels in Chinese and English. Every label the console shows is a key
+// here, in both languages (the browser test checks none is missing).
+// Messages from the API are shown as the server sent them, not
+// translated here. The language defaults to the browser's and is kept in
+// localStorage.
+const KEY = 'modelgate.lang';
+
+export const languages = [{ id: 'zh', name: '中文' }, { id: 'en', name: 'English' }];
+
+const dict = {
+  en: {
+    'nav.skip': 'Skip to content', 'nav.groupUser': 'Account', 'nav.groupAdmin': 'Administration',
+    'nav.dashboard': 'Dashboard', 'nav.keys': 'API keys', 'nav.redeem': 'Redeem a code', 'nav.profile': 'Profile',
+    'nav.overview': 'Overview', 'nav.logout': 'Log out',
+    'ui.language': 'Language', 'ui.theme': 'Theme', 'ui.loading': 'Loading…', 'ui.notFound': 'Page not found',
+    'ui.forbidden': 'Your role cannot open this page.',
+    'theme.system': 'System theme', 'theme.light': 'Light theme', 'theme.dark': 'Dark theme',
+    'action.save': 'Save', 'action.cancel': 'Cancel', 'action.close': 'Close', 'action.edit': 'Edit',
+    'action.delete': 'Delete', 'action.enable': 'Enable', 'action.disable': 'Disable',
+    'copy.button': 'Copy', 'copy.done': 'Copied', 'copy.failed': 'Copy failed: select and copy by hand',
+    'pager.label': 'Pages', 'pager.prev': 'Previous', 'pager.next': 'Next', 'pager.status': 'Page {page} of {pages} ({total} in all)',
+    'list.empty': 'Nothing here yet.',
+    'field.username': 'Username', 'field.password': 'Password', 'field.passwordConfirm': 'Repeat the password',
+    'field.passwordMismatch': 'The two passwords differ.', 'field.emailOptional': 'Email (optional)',
+    'login.title': 'Log in', 'login.submit': 'Log in', 'login.noAccount': 'No account yet?',
+    'register.title': 'Register', 'register.submit': 'Create account', 'register.haveAccount': 'Already registered? Log in',
+    'register.closed': 'Registration is closed.', 'register.done': 'Your account is ready: log in now.',
+    'dash.balance': 'Balance', 'dash.used': 'Used in all', 'dash.requests7d': 'Requests, last 7 days',
+    'dash.tokens7d': 'Tokens, last 7 days', 'dash.last7days': 'Usage per day (UTC), last 7 days',
+    'dash.day': 'Day', 'dash.requests': 'Requests', 'dash.tokens': 'Tokens', 'dash.cost': 'Cost',
+    'keys.create': 'Create a key', 'keys.edit': 'Edit the key', 'keys.name': 'Name', 'keys.key': 'Key',
+    'keys.status': 'Status', 'keys.quota': 'Quota left', 'keys.used': 'Used', 'keys.expires': 'Expires',
+    'keys.actions': 'Actions', 'keys.never': 'Never', 'keys.unlimitedShort': 'Unlimited',
+    'keys.models': 'Allowed models', 'keys.modelsHint': 'Comma-separated; empty allows every model.',
+    'keys.subnet': 'Allowed networks', 'keys.subnetHint': 'Comma-separated CIDRs such as 10.0.0.0/8; empty allows any address.',
+    'keys.expiresHint': 'Empty: never expires.', 'keys.unlimited': 'No quota limit', 'keys.limit': 'Quota limit (CNY)',
+    'keys.createdOnce': 'Your new key. It is shown only this once: copy it now.',
+    'keys.confirmDelete': 'Delete the key "{name}" for good?',
+    'keys.status1': 'Enabled', 'keys.status2': 'Disabled', 'keys.status3': 'Expired', 'keys.status4': 'Used up',
+    'redeem.code': 'Redemption code', 'redeem.submit': 'Redeem', 'redeem.done': '{amount} added to your balance.',
+    'profile.displayName': 'Display name', 'profile.newPassword': 'New password',
+    'profile.passwordHint': 'Leave empty to keep it. A new password logs out your other sessions.',
+    'profile.saved': 'Saved.', 'profile.accessToken': 'Access token',
+    'profile.accessTokenHint': 'For scripts calling /api in your name. A new token replaces the old one at once.',
+    'profile.newToken': 'Generate a new token',
+    'overview.range': 'Range', 'overview.users': 'Users', 'overview.active7d': 'Active users, 7 days',
+    'overview.keys': 'API keys', 'overview.channels': 'Channels', 'overview.plans': 'Plans',
+    'overview.quotaToday': 'Consumed today', 'overview.quotaMonth': 'Consumed, 30 days',
+    'overview.revenue': 'Revenue in range', 'overview.refund': 'Refunds in range',
+    'overview.enabledOfTotal': 'Counts read enabled / total.',
+    'range.today': 'Today', 'range.7d': 'Last 7 days', 'range.30d': 'Last 30 days', 'range.all': 'All time',
+  },
+  zh: {
+    'nav.skip': '跳到正文', 'nav.groupUser': '我的账户', 'nav.groupAdmin': '系统管理',
+    'nav.dashboard': '仪表盘', 'nav.keys': 'API 令牌', 'nav.redeem': '兑换码', 'nav.profile': '个人设置',
+    'nav.overview': '总览', 'nav.logout': '退出登录',
+    'ui.language': '语言', 'ui.theme': '主题', 'ui.loading': '加载中…', 'ui.notFound': '页面不存在',
+    'ui.forbidden': '您的角色无权打开此页面。',
+    'theme.system': '跟随系统', 'theme.light': '浅色主题', 'theme.dark': '深色主题',
+    'action.save': '保存', 'action.cancel': '取消', 'action.close': '关闭', 'action.edit': '编辑',
+    'action.delete': '删除', 'action.enable': '启用', 'action.disable': '禁用',
+    'copy.button': '复制', 'copy.done': '已复制', 'copy.failed': '复制失败,请手动选择并复制',
+    'pager.label': '分页', 'pager.prev': '上一页', 'pager.next': '下一页', 'pager.status': '第 {page} / {pages} 页(共 {total} 条)',
+    'list.empty': '暂无数据。',
+    'field.username': '用户名', 'field.password': '密码', 'field.passwordConfirm': '再次输入密码',
+    'field.passwordMismatch': '两次输入的密码不一致。', 'field.emailOptional': '邮箱(可选)',
+    'login.title': '登录', 'login.submit': '登录', 'login.noAccount': '还没有账户?',
+    'register.title': '注册', 'register.submit': '创建账户', 'register.haveAccount': '已有账户?去登录',
+    'register.closed': '管理员关闭了新用户注册。', 'register.done': '账户已创建,请登录。',
+    'dash.balance': '余额', 'dash.used': '累计消费', 'dash.requests7d': '近 7 天请求数',
+    'dash.tokens7d': '近 7 天 Token 数', 'dash.last7days': '近 7 天每日用量(UTC)',
+    'dash.day': '日期', 'dash.requests': '请求数', 'dash.tokens': 'Token 数', 'dash.cost': '费用',
+    'keys.create': '创建令牌', 'keys.edit': '编辑令牌', 'keys.name': '名称', 'keys.key': '令牌',
+    'keys.status': '状态', 'keys.quota': '剩余额度', 'keys.used': '已用', 'keys.expires': '过期时间',
+    'keys.actions': '操作', 'keys.never': '永不过期', 'keys.unlimitedShort': '无限额度',
+    'keys.models': '允许的模型', 'keys.modelsHint': '用逗号分隔;留空表示允许所有模型。',
+    'keys.subnet': '允许的网段', 'keys.subnetHint': '用逗号分隔的 CIDR,如 10.0.0.0/8;留空表示不限地址。',
+    'keys.expiresHint': '留空表示永不过期。', 'keys.unlimited': '不限额度', 'keys.limit': '额度上限(元)',
+    'keys.createdOnce': '这是您的新令牌,只显示这一次,请立即复制。',
+    'keys.confirmDelete': '确定永久删除令牌“{name}”?',
+    'keys.status1': '已启用', 'keys.status2': '已禁用', 'keys.status3': '已过期', 'keys.status4': '已耗尽',
+    'redeem.code': '兑换码', 'redeem.submit': '兑换', 'redeem.done': '已向余额充入 {amount}。',
+    'profile.displayName': '显示名称', 'profile.newPassword': '新密码',
+    'profile.passwordHint': '留空则不修改。修改密码会退出您的其他会话。',
+    'profile.saved': '已保存。', 'profile.accessToken': '访问令牌',
+    'profile.accessTokenHint': '供脚本以您的身份调用 /api。生成新令牌会立即替换旧令牌。',
+    'profile.newToken': '生成新的访问令牌',
+    'overview.range': '时间范围', 'overview.users': '用户', 'overview.active7d': '7 天活跃用户',
+    'overview.keys': 'API 令牌', 'overview.channels': '渠道', 'overview.plans': '套餐',
+    'overview.quotaToday': '今日消耗', 'overview.quotaMonth': '30 天消耗',
+    'overview.revenue': '范围内收入', 'overview.refund': '范围内退款',
+    'overview.enabledOfTotal': '数字为:启用 / 总数。',
+    'range.today': '今天', 'range.7d': '近 7 天', 'range.30d': '近 30 天', 'range.all': '全部',
+  },
+};
+
+function initial() {
+  const saved = localStorage.getItem(KEY);
+  if (dict[saved]) return saved;
+  return (navigator.language || '').toLowerCase().startsWith('zh') ? 'zh' : 'en';
+}
+
+let current = initial();
+document.documentElement.lang = current === 'zh' ? 'zh-CN' : 'en';
+const listeners = new Set();
+
+export const lang = () => current;
+
+export function setLang(l) {
+  if (!dict[l] || l === current) return;
+  current = l;
+  localStorage.setItem(KEY, l);
+  document.documentElement.lang = l === 'zh' ? 'zh-CN' : 'en';
+  listeners.forEach((f) => f(l));
+}
+
+// onLangChange registers f and returns its removal.
+export function onLangChange(f) {
+  listeners.add(f);
+  return () => listeners.delete(f);
+}
+
+// asked holds keys t was asked for that the current language lacks.
+const asked = new Set();
+
+// t is the label for key in the current language, with {name} replaced
+// from vars. A missing key shows itself, so it is easy to spot.
+export function t(key, vars) {
+  if (!(key in dict[current])) asked.add(`${current}: ${key}`);
+  let s = dict[current][key] ?? dict.en[key] ?? key;
+  if (vars) for (const [k, v] of Object.entries(vars)) s = s.replaceAll(`{${k}}`, String(v));
+  return s;
+}
+
+// missingLabels lists keys one language has and the other lacks, and
+// keys a page asked for that are in neither (the browser tests call it).
+export function missingLabels() {
+  const out = [...asked];
+  for (const [a, b] of [['en', 'zh'], ['zh', 'en']]) {
+    for (const k of Object.keys(dict[a])) if (!(k in dict[b])) out.push(`${b}: ${k}`);
+  }
+  return out;
+}

@@ -1,0 +1,78 @@
+// Login and registration. The password lives only in this form's state
+// until the request is sent; the session is the cookie the server sets.
+import { useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { post } from '../api.js';
+import { t } from '../i18n.js';
+import { Link, navigate } from '../router.js';
+import { Alert, Field } from '../ui.js';
+
+export function Login({ session }) {
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError('');
+    try {
+      const env = await post('/api/user/login', { username, password });
+      setPassword('');
+      session.setUser(env.data);
+      navigate('/dashboard', { replace: true });
+    } catch (err) {
+      setError(err.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form class="card narrow" onSubmit=${submit}>
+    <h1>${t('login.title')}</h1>
+    <${Alert} error=${error} />
+    <${Field} label=${t('field.username')} value=${username} onInput=${setUsername} name="username" autocomplete="username" required />
+    <${Field} label=${t('field.password')} type="password" value=${password} onInput=${setPassword} name="password" autocomplete="current-password" required />
+    <button class="primary" type="submit" disabled=${busy}>${t('login.submit')}</button>
+    ${session.status.register_enabled && html`<p>${t('login.noAccount')} <${Link} href="/register">${t('register.title')}<//></p>`}
+  </form>`;
+}
+
+export function Register({ session }) {
+  const [form, setForm] = useState({ username: '', password: '', confirm: '', email: '' });
+  const [error, setError] = useState('');
+  const [done, setDone] = useState(false);
+  const set = (k) => (v) => setForm({ ...form, [k]: v });
+  if (!session.status.register_enabled) {
+    return html`<div class="card narrow"><h1>${t('register.title')}</h1><${Alert} error=${t('register.closed')} /></div>`;
+  }
+  const submit = async (e) => {
+    e.preventDefault();
+    setError('');
+    if (form.password !== form.confirm) {
+      setError(t('field.passwordMismatch'));
+      return;
+    }
+    try {
+      await post('/api/user/register', { username: form.username, password: form.password, email: form.email });
+      setForm({ ...form, password: '', confirm: '' });
+      setDone(true);
+    } catch (err) {
+      setError(err.message);
+    }
+  };
+  if (done) {
+    return html`<div class="card narrow"><h1>${t('register.title')}</h1>
+      <${Alert} kind="ok" error=${t('register.done')} />
+      <${Link} href="/login">${t('login.title')}<//></div>`;
+  }
+  return html`<form class="card narrow" onSubmit=${submit}>
+    <h1>${t('register.title')}</h1>
+    <${Alert} error=${error} />
+    <${Field} label=${t('field.username')} value=${form.username} onInput=${set('username')} autocomplete="username" required />
+    <${Field} label=${t('field.password')} type="password" value=${form.password} onInput=${set('password')} autocomplete="new-password" required />
+    <${Field} label=${t('field.passwordConfirm')} type="password" value=${form.confirm} onInput=${set('confirm')} autocomplete="new-password" required />
+    <${Field} label=${t('field.emailOptional')} type="email" value=${form.email} onInput=${set('email')} autocomplete="email" />
+    <button class="primary" type="submit">${t('register.submit')}</button>
+    <p><${Link} href="/login">${t('register.haveAccount')}<//></p>
+  </form>`;
+}

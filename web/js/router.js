@@ -1,0 +1,39 @@
+// A history-API router: the server answers index.html for every path
+// without a file extension, so /keys or /admin reload into the right page.
+import { useEffect, useState } from 'preact/hooks';
+import { html } from './html.js';
+
+const listeners = new Set();
+
+export function navigate(path, { replace = false } = {}) {
+  if (path === location.pathname) return;
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  listeners.forEach((f) => f(path));
+}
+
+// usePath is the current path; the component re-renders when it changes.
+export function usePath() {
+  const [path, setPath] = useState(location.pathname);
+  useEffect(() => {
+    const onPop = () => setPath(location.pathname);
+    listeners.add(setPath);
+    addEventListener('popstate', onPop);
+    return () => {
+      listeners.delete(setPath);
+      removeEventListener('popstate', onPop);
+    };
+  }, []);
+  return path;
+}
+
+// Link is an <a> that navigates in place; modified clicks (new tab) and
+// other buttons keep the browser's behaviour.
+export function Link({ href, children, ...rest }) {
+  const onClick = (e) => {
+    if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    navigate(href);
+  };
+  return html`<a href=${href} onClick=${onClick} ...${rest}>${children}</a>`;
+}

@@ -1,0 +1,33 @@
+// Every page of the console, in navigation order. role is the least role
+// that sees it (1 user, 10 admin, 100 root: docs/api.md Roles); group
+// places it in the navigation. Adding a page = one line here, one module
+// under pages/, its labels in i18n.js (docs/console.md).
+import { Dashboard } from './pages/dashboard.js';
+import { Keys } from './pages/keys.js';
+import { Redeem } from './pages/redeem.js';
+import { Profile } from './pages/profile.js';
+import { Overview } from './pages/overview.js';
+import { Login, Register } from './pages/login.js';
+
+export const ROLE_USER = 1;
+export const ROLE_ADMIN = 10;
+export const ROLE_ROOT = 100;
+
+export const routes = [
+  { path: '/dashboard', label: 'nav.dashboard', role: ROLE_USER, group: 'user', page: Dashboard },
+  { path: '/keys', label: 'nav.keys', role: ROLE_USER, group: 'user', page: Keys },
+  { path: '/redeem', label: 'nav.redeem', role: ROLE_USER, group: 'user', page: Redeem },
+  { path: '/profile', label: 'nav.profile', role: ROLE_USER, group: 'user', page: Profile },
+  { path: '/admin', label: 'nav.overview', role: ROLE_ADMIN, group: 'admin', page: Overview },
+];
+
+// guestRoutes are shown only when logged out.
+export const guestRoutes = [
+  { path: '/login', label: 'login.title', page: Login },
+  { path: '/register', label: 'register.title', page: Register },
+];
+
+export const navGroups = [
+  { id: 'user', label: 'nav.groupUser' },
+  { id: 'admin', label: 'nav.groupAdmin' },
+];
