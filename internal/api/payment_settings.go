@@ -60,7 +60,17 @@ func (s *Server) paymentStatus(w http.ResponseWriter, r *http.Request) error {
 			enabled = append(enabled, m)
 		}
 	}
-	return httpx.OK(w, map[string]any{"channels": enabled, "topup_enabled": s.Options.Current().Topup.Enabled})
+	// The top-up page needs the presets and whether a custom amount is
+	// allowed before a user orders; they are prices, not secrets, so they
+	// are public like the channel names (the Root settings route keeps the
+	// rest).
+	tp := s.Options.Current().Topup
+	presets := tp.Presets
+	if presets == nil {
+		presets = []order.Preset{}
+	}
+	return httpx.OK(w, map[string]any{"channels": enabled, "topup_enabled": tp.Enabled,
+		"allow_custom": tp.AllowCustom, "exchange_rate": tp.ExchangeRate, "presets": presets})
 }
 
 type paymentSettingRequest struct {

@@ -194,6 +194,22 @@ func TestPaymentSettingsMaskAndStatus(t *testing.T) {
 	if got := status(); len(got) != 1 || got[0] != "mobile_a" {
 		t.Fatalf("status: %v", got)
 	}
+	// The top-up settings a user needs before ordering are public too.
+	root.OK("PUT", "/api/setting/topup", map[string]any{"enabled": true, "allow_custom": true, "exchange_rate": 500000,
+		"presets": []map[string]any{{"amount": 10, "bonus_quota": 11000000}}})
+	var tp struct {
+		TopupEnabled bool  `json:"topup_enabled"`
+		AllowCustom  bool  `json:"allow_custom"`
+		ExchangeRate int64 `json:"exchange_rate"`
+		Presets      []struct {
+			Amount     float64 `json:"amount"`
+			BonusQuota int64   `json:"bonus_quota"`
+		} `json:"presets"`
+	}
+	e.Client().OK("GET", "/api/payment/status", nil).Decode(t, &tp)
+	if !tp.TopupEnabled || !tp.AllowCustom || tp.ExchangeRate != 500000 || len(tp.Presets) != 1 || tp.Presets[0].Amount != 10 || tp.Presets[0].BonusQuota != 11000000 {
+		t.Fatalf("status top-up fields: %+v", tp)
+	}
 	// Sending the mask back keeps the secret: a notification signed with it
 	// still verifies.
 	root.OK("PUT", "/api/setting/payment/mobile_a", map[string]any{"enabled": true, "config": map[string]any{"app_id": "wx1", "api_key": payment.Mask}})
