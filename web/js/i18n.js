@@ -49,6 +49,48 @@ const dict = {
     'overview.revenue': 'Revenue in range', 'overview.refund': 'Refunds in range',
     'overview.enabledOfTotal': 'Counts read enabled / total.',
     'range.today': 'Today', 'range.7d': 'Last 7 days', 'range.30d': 'Last 30 days', 'range.all': 'All time',
+    // User pages: logs, subscriptions, plans, top-up, orders.
+    'nav.logs': 'Logs', 'nav.subscriptions': 'Subscriptions', 'nav.plans': 'Plans', 'nav.topup': 'Top up', 'nav.orders': 'Orders',
+    // Logs
+    'logs.type': 'Type', 'logs.type0': 'All', 'logs.type1': 'Top-up', 'logs.type2': 'Usage', 'logs.type3': 'Admin',
+    'logs.type4': 'System', 'logs.type5': 'Error', 'logs.model': 'Model', 'logs.key': 'Key name',
+    'logs.from': 'From', 'logs.to': 'To', 'logs.apply': 'Filter', 'logs.reset': 'Clear filters', 'logs.time': 'Time',
+    'logs.tokens': 'Tokens (in / out)', 'logs.cost': 'Cost', 'logs.elapsed': 'Time taken', 'logs.content': 'Details',
+    'logs.bySub': 'subscription',
+    // Subscriptions
+    'subs.none': 'You have no active subscription.', 'subs.buy': 'See the plans',
+    'subs.planGone': 'Plan no longer offered', 'subs.status1': 'Active', 'subs.status2': 'Expired', 'subs.status3': 'Cancelled',
+    'subs.period': 'From {start} to {end}', 'subs.lifetimeUse': 'Used in all: {requests} requests, {tokens} tokens',
+    'subs.noLimits': 'This plan sets no limits per model.', 'subs.unlisted': '(no longer in the plan)',
+    'subs.unlimited': 'No limit', 'subs.limit': 'Limit', 'subs.used': 'Used', 'subs.remaining': 'Left', 'subs.frees': 'Frees up at',
+    'subs.usedOf': '{used} of {limit} used', 'subs.neverFrees': 'Never (lifetime allowance)', 'subs.nothingUsed': 'Nothing used in the window',
+    'subs.lifetime': 'lifetime', 'subs.windowHours': 'per {n} h', 'subs.windowDays': 'per {n} days', 'subs.refresh': 'Refresh usage',
+    'subs.limit.request_period': 'Requests', 'subs.limit.request_week': 'Requests a week', 'subs.limit.request_month': 'Requests a month',
+    'subs.limit.token_period': 'Tokens', 'subs.limit.token_week': 'Tokens a week', 'subs.limit.token_month': 'Tokens a month',
+    'subs.limit.tokens': 'Token allowance',
+    // Plans
+    'plans.none': 'No plan is offered yet.', 'plans.recommended': 'Recommended', 'plans.days': '{n} days',
+    'plans.models': 'Models:', 'plans.buy': 'Buy', 'plans.buyTitle': 'Buy "{name}"', 'plans.mode': 'How to buy',
+    'plans.mode.stack': 'Add on top (a new subscription, full price)',
+    'plans.mode.price_diff': 'Upgrade (pay the difference; your earliest-ending subscription ends)',
+    'plans.modeHint': 'The amount to pay is shown before you pay.', 'plans.createOrder': 'Create the order',
+    'plans.amount': 'Amount', 'plans.prorated': 'prorated from {price}: the unused part of your current subscription is deducted',
+    'plans.orderNo': 'Order', 'plans.seeOrders': 'My orders',
+    // Payment
+    'pay.method': 'Payment method', 'pay.mobile_a': 'WeChat Pay', 'pay.mobile_b': 'Alipay', 'pay.bank': 'Bank transfer',
+    'pay.offline': 'Offline', 'pay.free': 'Free', 'pay.noChannel': 'No payment method is available.', 'pay.payNow': 'Pay',
+    'pay.warning': 'The payment could not be started:', 'pay.ready': 'Ready to pay.', 'pay.qrLabel': 'Payment QR code',
+    'pay.scan': 'Scan with the app to pay.', 'pay.openLink': 'Open the payment link', 'pay.bankTitle': 'Bank transfer instructions',
+    'pay.expires': 'Payable until {time}.',
+    // Top-up
+    'topup.closed': 'Top-up is not open.', 'topup.amount': 'Amount', 'topup.preset': '{amount}, credits {quota}',
+    'topup.custom': 'Another amount', 'topup.customAmount': 'Amount (CNY)', 'topup.credits': 'Credits {quota}.',
+    'topup.submit': 'Create the order and pay', 'topup.ordered': 'Order for {amount} created; it credits {quota} once paid.',
+    // Orders
+    'orders.type': 'Type', 'orders.typeAll': 'All', 'orders.type1': 'Plan', 'orders.type2': 'Top-up', 'orders.what': 'Item',
+    'orders.status': 'Status', 'orders.created': 'Created', 'orders.payAgain': 'Pay', 'orders.cancel': 'Cancel the order',
+    'orders.payTitle': 'Pay order {no} ({amount})',
+    'order.status0': 'Pending', 'order.status1': 'Paid', 'order.status2': 'Cancelled', 'order.status3': 'Refunded',
   },
   zh: {
     'nav.skip': '跳到正文', 'nav.groupUser': '我的账户', 'nav.groupAdmin': '系统管理',
@@ -91,6 +133,48 @@ const dict = {
     'overview.revenue': '范围内收入', 'overview.refund': '范围内退款',
     'overview.enabledOfTotal': '数字为:启用 / 总数。',
     'range.today': '今天', 'range.7d': '近 7 天', 'range.30d': '近 30 天', 'range.all': '全部',
+    // User pages: logs, subscriptions, plans, top-up, orders.
+    'nav.logs': '使用日志', 'nav.subscriptions': '我的订阅', 'nav.plans': '套餐', 'nav.topup': '充值', 'nav.orders': '我的订单',
+    // Logs
+    'logs.type': '类型', 'logs.type0': '全部', 'logs.type1': '充值', 'logs.type2': '消费', 'logs.type3': '管理',
+    'logs.type4': '系统', 'logs.type5': '错误', 'logs.model': '模型', 'logs.key': '令牌名称',
+    'logs.from': '开始时间', 'logs.to': '结束时间', 'logs.apply': '筛选', 'logs.reset': '清除筛选', 'logs.time': '时间',
+    'logs.tokens': 'Token(输入 / 输出)', 'logs.cost': '费用', 'logs.elapsed': '耗时', 'logs.content': '详情',
+    'logs.bySub': '订阅',
+    // Subscriptions
+    'subs.none': '您没有生效中的订阅。', 'subs.buy': '查看套餐',
+    'subs.planGone': '套餐已不再提供', 'subs.status1': '生效中', 'subs.status2': '已过期', 'subs.status3': '已取消',
+    'subs.period': '{start} 至 {end}', 'subs.lifetimeUse': '累计使用:{requests} 次请求,{tokens} 个 Token',
+    'subs.noLimits': '此套餐未设置按模型的限额。', 'subs.unlisted': '(已不在套餐中)',
+    'subs.unlimited': '不限', 'subs.limit': '限额', 'subs.used': '已用', 'subs.remaining': '剩余', 'subs.frees': '恢复时间',
+    'subs.usedOf': '已用 {used} / {limit}', 'subs.neverFrees': '不恢复(总量额度)', 'subs.nothingUsed': '窗口内尚无使用',
+    'subs.lifetime': '总量', 'subs.windowHours': '每 {n} 小时', 'subs.windowDays': '每 {n} 天', 'subs.refresh': '刷新用量',
+    'subs.limit.request_period': '请求次数', 'subs.limit.request_week': '每周请求次数', 'subs.limit.request_month': '每月请求次数',
+    'subs.limit.token_period': 'Token 数', 'subs.limit.token_week': '每周 Token 数', 'subs.limit.token_month': '每月 Token 数',
+    'subs.limit.tokens': 'Token 总额度',
+    // Plans
+    'plans.none': '暂无可购买的套餐。', 'plans.recommended': '推荐', 'plans.days': '{n} 天',
+    'plans.models': '模型:', 'plans.buy': '购买', 'plans.buyTitle': '购买“{name}”', 'plans.mode': '购买方式',
+    'plans.mode.stack': '叠加(新开一份订阅,全价)',
+    'plans.mode.price_diff': '升级(补差价;最早到期的订阅随即结束)',
+    'plans.modeHint': '支付前会显示应付金额。', 'plans.createOrder': '创建订单',
+    'plans.amount': '金额', 'plans.prorated': '原价 {price},已抵扣当前订阅未使用部分',
+    'plans.orderNo': '订单号', 'plans.seeOrders': '我的订单',
+    // Payment
+    'pay.method': '支付方式', 'pay.mobile_a': '微信支付', 'pay.mobile_b': '支付宝', 'pay.bank': '银行转账',
+    'pay.offline': '线下', 'pay.free': '免费', 'pay.noChannel': '暂无可用的支付方式。', 'pay.payNow': '支付',
+    'pay.warning': '无法发起支付:', 'pay.ready': '请完成支付。', 'pay.qrLabel': '支付二维码',
+    'pay.scan': '请用手机 App 扫码支付。', 'pay.openLink': '打开支付链接', 'pay.bankTitle': '银行转账说明',
+    'pay.expires': '请在 {time} 前支付。',
+    // Top-up
+    'topup.closed': '充值功能未开启。', 'topup.amount': '金额', 'topup.preset': '{amount},到账 {quota}',
+    'topup.custom': '其他金额', 'topup.customAmount': '金额(元)', 'topup.credits': '到账 {quota}。',
+    'topup.submit': '创建订单并支付', 'topup.ordered': '已创建 {amount} 的订单,支付后到账 {quota}。',
+    // Orders
+    'orders.type': '类型', 'orders.typeAll': '全部', 'orders.type1': '套餐', 'orders.type2': '充值', 'orders.what': '商品',
+    'orders.status': '状态', 'orders.created': '创建时间', 'orders.payAgain': '支付', 'orders.cancel': '取消订单',
+    'orders.payTitle': '支付订单 {no}({amount})',
+    'order.status0': '待支付', 'order.status1': '已支付', 'order.status2': '已取消', 'order.status3': '已退款',
   },
 };
 

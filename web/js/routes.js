@@ -8,6 +8,12 @@ import { Redeem } from './pages/redeem.js';
 import { Profile } from './pages/profile.js';
 import { Overview } from './pages/overview.js';
 import { Login, Register } from './pages/login.js';
+// User pages: logs, subscriptions, plans, top-up, orders.
+import { Logs } from './pages/logs.js';
+import { Subscriptions } from './pages/subscriptions.js';
+import { Plans } from './pages/plans.js';
+import { Topup } from './pages/topup.js';
+import { Orders } from './pages/orders.js';
 
 export const ROLE_USER = 1;
 export const ROLE_ADMIN = 10;
@@ -19,6 +25,12 @@ export const routes = [
   { path: '/redeem', label: 'nav.redeem', role: ROLE_USER, group: 'user', page: Redeem },
   { path: '/profile', label: 'nav.profile', role: ROLE_USER, group: 'user', page: Profile },
   { path: '/admin', label: 'nav.overview', role: ROLE_ADMIN, group: 'admin', page: Overview },
+  // User pages: logs, subscriptions, plans, top-up, orders.
+  { path: '/logs', label: 'nav.logs', role: ROLE_USER, group: 'user', page: Logs },
+  { path: '/subscriptions', label: 'nav.subscriptions', role: ROLE_USER, group: 'user', page: Subscriptions },
+  { path: '/plans', label: 'nav.plans', role: ROLE_USER, group: 'user', page: Plans },
+  { path: '/topup', label: 'nav.topup', role: ROLE_USER, group: 'user', page: Topup },
+  { path: '/orders', label: 'nav.orders', role: ROLE_USER, group: 'user', page: Orders },
 ];
 
 // guestRoutes are shown only when logged out.

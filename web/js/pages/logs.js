@@ -1,0 +1,77 @@
+// The user's own logs (GET /api/log/self): filters by type, model, key
+// and time, paged on the server, newest first.
+import { useEffect, useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { get, query } from '../api.js';
+import { t } from '../i18n.js';
+import { count, dateTime, fromLocalInput, money } from '../format.js';
+import { Alert, Field, Pager } from '../ui.js';
+
+const PAGE_SIZE = 20;
+const TYPES = [0, 1, 2, 3, 4, 5];
+const empty = { type: 0, model_name: '', token_name: '', start: '', end: '' };
+
+export function Logs({ session }) {
+  const perUnit = session.status.quota_per_unit;
+  const [form, setForm] = useState(empty);
+  const [filters, setFilters] = useState(empty); // what the list shows
+  const [page, setPage] = useState(0);
+  const [list, setList] = useState({ items: [], total: 0 });
+  const [error, setError] = useState('');
+  useEffect(() => {
+    const ts = (v) => (v ? fromLocalInput(v) : '');
+    get('/api/log/self' + query({
+      p: page, page_size: PAGE_SIZE, type: filters.type || '', model_name: filters.model_name.trim(),
+      token_name: filters.token_name.trim(), start_timestamp: ts(filters.start), end_timestamp: ts(filters.end),
+    })).then((env) => { setError(''); setList({ items: env.data || [], total: env.total || 0 }); },
+      (err) => setError(err.message));
+  }, [page, filters]);
+  const set = (k) => (v) => setForm({ ...form, [k]: v });
+  const apply = (e) => {
+    e.preventDefault();
+    setPage(0);
+    setFilters({ ...form });
+  };
+  const reset = () => { setForm(empty); setPage(0); setFilters(empty); };
+
+  return html`<section>
+    <h1>${t('nav.logs')}</h1>
+    <${Alert} error=${error} />
+    <form class="filters" id="log-filters" onSubmit=${apply}>
+      <div class="field">
+        <label for="log-type">${t('logs.type')}</label>
+        <select id="log-type" value=${form.type} onChange=${(e) => set('type')(Number(e.currentTarget.value))}>
+          ${TYPES.map((n) => html`<option value=${n}>${t('logs.type' + n)}</option>`)}
+        </select>
+      </div>
+      <${Field} label=${t('logs.model')} value=${form.model_name} onInput=${set('model_name')} name="model_name" />
+      <${Field} label=${t('logs.key')} value=${form.token_name} onInput=${set('token_name')} name="token_name" />
+      <${Field} label=${t('logs.from')} type="datetime-local" value=${form.start} onInput=${set('start')} />
+      <${Field} label=${t('logs.to')} type="datetime-local" value=${form.end} onInput=${set('end')} />
+      <div class="actions">
+        <button class="primary" type="submit">${t('logs.apply')}</button>
+        <button type="button" onClick=${reset}>${t('logs.reset')}</button>
+      </div>
+    </form>
+    <table id="logs">
+      <caption class="sr-only">${t('nav.logs')}</caption>
+      <thead><tr>
+        <th>${t('logs.time')}</th><th>${t('logs.type')}</th><th>${t('logs.key')}</th><th>${t('logs.model')}</th>
+        <th>${t('logs.tokens')}</th><th>${t('logs.cost')}</th><th>${t('logs.elapsed')}</th><th>${t('logs.content')}</th>
+      </tr></thead>
+      <tbody>
+        ${list.items.length === 0 && html`<tr><td colspan="8">${t('list.empty')}</td></tr>`}
+        ${list.items.map((l) => html`<tr key=${l.id}>
+          <td>${dateTime(l.created_at)}</td>
+          <td><span class=${'badge t' + l.type}>${t('logs.type' + l.type)}</span>${l.status ? ' ' + l.status : ''}</td>
+          <td>${l.token_name}</td><td>${l.model_name}</td>
+          <td>${l.prompt_tokens || l.completion_tokens ? `${count(l.prompt_tokens)} / ${count(l.completion_tokens)}` : ''}</td>
+          <td>${l.quota ? money(l.quota, perUnit) : ''}${l.billing_source === 1 ? html` <small class="muted">${t('logs.bySub')}</small>` : ''}</td>
+          <td>${l.elapsed_time ? `${count(l.elapsed_time)} ms` : ''}</td>
+          <td class="content">${l.error_code ? html`<code>${l.error_code}</code> ` : ''}${l.content}</td>
+        </tr>`)}
+      </tbody>
+    </table>
+    <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
+  </section>`;
+}
