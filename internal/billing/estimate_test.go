@@ -114,16 +114,24 @@ func TestConsumeContent(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		price       pricing.Price
+		usage       pricing.Usage
 		estimated   bool
 		uncollected int64
 		want        string
 	}{
-		{"token", pricing.Price{InputPrice: 2, OutputPrice: 8, CachedPrice: 0.5, BillingType: pricing.BillingToken}, false, 0,
+		{"token", pricing.Price{InputPrice: 2, OutputPrice: 8, CachedPrice: 0.5, BillingType: pricing.BillingToken}, pricing.Usage{PromptTokens: 10}, false, 0,
 			"输入 2 元/百万 tokens, 输出 8 元/百万 tokens, 缓存 0.5 元/百万 tokens, 分组倍率 0.8"},
-		{"per request, estimated, uncollected", perRequest, true, 7,
+		// The prices applied: cache prices of 0 are the input price, the
+		// write prices appear when the call wrote, the tier is named.
+		{"cache writes", pricing.Price{InputPrice: 3, OutputPrice: 15, CacheWrite1hPrice: 6}, pricing.Usage{PromptTokens: 10, CacheWriteTokens: 1, CacheWrite1hTokens: 1}, false, 0,
+			"输入 3 元/百万 tokens, 输出 15 元/百万 tokens, 缓存 3 元/百万 tokens, 缓存写入 3 元/百万 tokens, 1 小时缓存写入 6 元/百万 tokens, 分组倍率 0.8"},
+		{"tier", pricing.Price{InputPrice: 1, OutputPrice: 2, Tiers: []pricing.Tier{{Above: 100, InputPrice: 4, OutputPrice: 8, CachedPrice: 1}}},
+			pricing.Usage{PromptTokens: 101, CachedTokens: 50}, false, 0,
+			"输入 4 元/百万 tokens, 输出 8 元/百万 tokens, 缓存 1 元/百万 tokens, 上下文超过 100 tokens 档, 分组倍率 0.8"},
+		{"per request, estimated, uncollected", perRequest, pricing.Usage{}, true, 7,
 			"按次 0.01 元, 分组倍率 0.8 (上游未返回用量, tokens 为本地估算) (超出预扣 7 额度未收取)"},
 	} {
-		if got := consumeContent(tc.price, 0.8, tc.estimated, tc.uncollected); got != tc.want {
+		if got := consumeContent(tc.price, tc.usage, 0.8, tc.estimated, tc.uncollected); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
