@@ -43,7 +43,7 @@ type tier struct {
 // whole, never modified, so requests read it without locks.
 type snapshot struct {
 	channels    map[int64]*upstream
-	routes      map[string][]tier // groupModelKey → tiers, highest priority first
+	routes      map[string][]tier        // groupModelKey → tiers, highest priority first
 	prices      map[string]pricing.Price // enabled prices, tiers decoded
 	groupPrices []pricing.GroupPrice
 }
