@@ -164,14 +164,20 @@ func stopReason(finish string, calledTools bool) string {
 }
 
 // messagesUsage splits OpenAI usage the Anthropic way: input tokens exclude
-// the cached ones.
+// the cached ones and the ones written to cache (which only an Anthropic
+// answer converted to OpenAI carries).
 func messagesUsage(u openai.Usage) Usage {
-	cached := u.Cached()
-	return Usage{
-		InputTokens:          max(u.PromptTokens-cached, 0),
-		CacheReadInputTokens: cached,
-		OutputTokens:         u.CompletionTokens,
+	cached, written := u.Cached(), u.CacheWriteTokens+u.CacheWrite1hTokens
+	out := Usage{
+		InputTokens:              max(u.PromptTokens-cached-written, 0),
+		CacheReadInputTokens:     cached,
+		CacheCreationInputTokens: written,
+		OutputTokens:             u.CompletionTokens,
 	}
+	if written > 0 {
+		out.CacheCreation = &CacheCreation{Ephemeral5mInputTokens: u.CacheWriteTokens, Ephemeral1hInputTokens: u.CacheWrite1hTokens}
+	}
+	return out
 }
 
 func deref(s *string) string {
