@@ -139,12 +139,42 @@ func TestConsumeContent(t *testing.T) {
 
 // The rules run on every call: they must not allocate.
 func TestRulesDoNotAllocate(t *testing.T) {
-	c := Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Choices: 2, Kind: KindChat, Strict: true, DefaultMaxTokens: 50}
-	n := testing.AllocsPerRun(100, func() {
-		_ = Estimate(&c) + LeastHold(&c) + CompletionLimit(&c, 10_000)
-		_, _ = Cost(&c, pricing.Usage{PromptTokens: 10, CompletionTokens: 10}, 100)
-	})
-	if n != 0 {
-		t.Fatalf("%v allocations per call, want 0", n)
+	for _, p := range []pricing.Price{tokenPrice, cacheTierPrice} {
+		c := Call{Price: p, Discount: 1, PromptBound: 2000, Choices: 2, Kind: KindChat, Strict: true, DefaultMaxTokens: 50}
+		n := testing.AllocsPerRun(100, func() {
+			_ = Estimate(&c) + LeastHold(&c) + CompletionLimit(&c, 10_000)
+			_, _ = Cost(&c, pricing.Usage{PromptTokens: 1500, CompletionTokens: 10, CachedTokens: 5, CacheWrite1hTokens: 5}, 100)
+		})
+		if n != 0 {
+			t.Fatalf("%v allocations per call, want 0", n)
+		}
+	}
+}
+
+// cacheTierPrice has cache-write prices above the input price and a tier
+// above 1000 prompt tokens.
+var cacheTierPrice = pricing.Price{InputPrice: 3, OutputPrice: 15, CachedPrice: 0.3, CacheWritePrice: 3.75, CacheWrite1hPrice: 6,
+	Tiers: []pricing.Tier{{Above: 1000, InputPrice: 6, OutputPrice: 22.5, CacheWrite1hPrice: 12}}}
+
+// TestHoldCoversCacheAndTiers: a reservation prices every prompt token at
+// the dearest prompt price of the tiers the prompt bound reaches, so the
+// settled cost of any split of that prompt fits in the hold.
+func TestHoldCoversCacheAndTiers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		bound int64
+		want  int64 // LeastHold of a chat with max_tokens 10
+	}{
+		{"below the tier: the 1-hour write price", 1000, 1000*6 + 10*15},
+		{"above the tier: its 1-hour write price and output", 1001, 1001*12 + 10*22.5},
+	} {
+		c := Call{Price: cacheTierPrice, Discount: 1, PromptBound: tc.bound, MaxTokens: 10, Kind: KindChat, Strict: true}
+		if got := LeastHold(&c); got != tc.want {
+			t.Errorf("%s: LeastHold %d, want %d", tc.name, got, tc.want)
+		}
+		worst := pricing.Usage{PromptTokens: tc.bound, CacheWrite1hTokens: tc.bound, CompletionTokens: 10}
+		if cost, uncollected := Cost(&c, worst, LeastHold(&c)); uncollected != 0 || cost != tc.want {
+			t.Errorf("%s: all 1-hour writes cost %d, %d uncollected", tc.name, cost, uncollected)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package relay_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
 	"github.com/modelgate/modelgate/internal/channel"
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // cachePrices is a model priced the way Anthropic bills (CNY per million
@@ -92,5 +94,30 @@ func TestBillingCacheAndTiers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBillingInvalidStoredTiers: a price row whose tiers column does not
+// decode or validate (written around the API, or by a peer that skipped
+// validation) leaves its model unpriced, so long prompts are never billed
+// at the base price; fixing the row through the API prices it again.
+func TestBillingInvalidStoredTiers(t *testing.T) {
+	e := apptest.New(t)
+	up := fakeupstream.New(t)
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, Model: "m"})
+	id := g.ModelPriceID(t, "m")
+	for _, bad := range []string{`not json`, `[{"above_prompt_tokens":0,"input_price":1}]`,
+		`[{"above_prompt_tokens":10,"input_price":1,"surprise":1}]`, `[{"above_prompt_tokens":10,"input_price":-1}]`} {
+		if _, err := e.App.Store.UpdateModelPrice(context.Background(), id, store.ModelPricePatch{Tiers: &bad}); err != nil {
+			t.Fatal(err)
+		}
+		if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("m", "hi", false)); r.Status != http.StatusNotFound ||
+			!strings.Contains(string(r.Body), "模型 m 未设置价格") {
+			t.Fatalf("tiers %s: %d %s", bad, r.Status, r.Body)
+		}
+	}
+	g.Root.OK("PUT", "/api/model_price/", map[string]any{"id": id, "tiers": []any{}})
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("m", "hi", false)); r.Status != http.StatusOK {
+		t.Fatalf("after the fix: %d %s", r.Status, r.Body)
 	}
 }
