@@ -12,7 +12,7 @@ import (
 // were.
 func TestReplicatedCacheAndTierColumns(t *testing.T) {
 	price := ModelPrice{ID: 51, ModelName: "m", InputPrice: 3, CacheWritePrice: 3.75, CacheWrite1hPrice: 6,
-		Tiers: `[{"above_prompt_tokens":1000,"input_price":6,"output_price":22.5,"cached_price":0,"cache_write_price":0,"cache_write_1h_price":12}]`,
+		Tiers:       `[{"above_prompt_tokens":1000,"input_price":6,"output_price":22.5,"cached_price":0,"cache_write_price":0,"cache_write_1h_price":12}]`,
 		BillingType: "token", Enabled: true}
 	log := Log{ID: 52, UserID: 1, Type: LogConsume, PromptTokens: 100, CachedTokens: 10, CacheWriteTokens: 20, CacheWrite1hTokens: 30}
 	for _, tc := range []struct {
