@@ -34,13 +34,17 @@ type logView struct {
 	PromptTokens     int64  `json:"prompt_tokens"`
 	CompletionTokens int64  `json:"completion_tokens"`
 	CachedTokens     int64  `json:"cached_tokens"`
-	ChannelID        int64  `json:"channel_id"`
-	RequestID        string `json:"request_id"`
-	ElapsedTime      int64  `json:"elapsed_time"`
-	IsStream         bool   `json:"is_stream"`
-	BillingSource    int    `json:"billing_source"`
-	PlanID           int64  `json:"plan_id"`
-	SessionKey       string `json:"session_key"`
+	// The call's cache writes, 5-minute and 1-hour; like cached_tokens (the
+	// cache reads) they are part of prompt_tokens.
+	CacheWriteTokens   int64  `json:"cache_write_tokens"`
+	CacheWrite1hTokens int64  `json:"cache_write_1h_tokens"`
+	ChannelID          int64  `json:"channel_id"`
+	RequestID          string `json:"request_id"`
+	ElapsedTime        int64  `json:"elapsed_time"`
+	IsStream           bool   `json:"is_stream"`
+	BillingSource      int    `json:"billing_source"`
+	PlanID             int64  `json:"plan_id"`
+	SessionKey         string `json:"session_key"`
 	// Error logs (type 5) only; 0 and "" on other types.
 	Status          int    `json:"status"`
 	ErrorCode       string `json:"error_code"`
@@ -52,7 +56,8 @@ func viewLog(l *store.Log) logView {
 		ID: l.ID, UserID: l.UserID, CreatedAt: l.CreatedAt, Type: l.Type, Content: l.Content,
 		Username: l.Username, TokenName: l.TokenName, ModelName: l.ModelName, Group: l.Group,
 		Quota: l.Quota, PromptTokens: l.PromptTokens, CompletionTokens: l.CompletionTokens,
-		CachedTokens: l.CachedTokens, ChannelID: l.ChannelID, RequestID: l.RequestID,
+		CachedTokens: l.CachedTokens, CacheWriteTokens: l.CacheWriteTokens, CacheWrite1hTokens: l.CacheWrite1hTokens,
+		ChannelID: l.ChannelID, RequestID: l.RequestID,
 		ElapsedTime: l.ElapsedTime, IsStream: l.IsStream, BillingSource: l.BillingSource,
 		PlanID: l.PlanID, SessionKey: l.SessionKey,
 		Status: l.Status, ErrorCode: l.ErrorCode, UpstreamMessage: l.UpstreamMessage,

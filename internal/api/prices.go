@@ -17,26 +17,65 @@ const (
 	MsgGroupPriceNotFound = "分组价格不存在"
 )
 
-// modelPriceView is a model price as the API shows it.
+// modelPriceView is a model price as the API shows it: the spec's fields,
+// then the cache-write prices and the context-length tiers (issue 13 §3;
+// tiers is always an array, empty when the model has none).
 type modelPriceView struct {
-	ID              int64   `json:"id"`
-	ModelName       string  `json:"model_name"`
-	InputPrice      float64 `json:"input_price"`
-	OutputPrice     float64 `json:"output_price"`
-	CachedPrice     float64 `json:"cached_price"`
-	PerRequestPrice float64 `json:"per_request_price"`
-	BillingType     string  `json:"billing_type"`
-	Enabled         bool    `json:"enabled"`
-	CreatedAt       int64   `json:"created_at"`
-	UpdatedAt       int64   `json:"updated_at"`
+	ID                int64       `json:"id"`
+	ModelName         string      `json:"model_name"`
+	InputPrice        float64     `json:"input_price"`
+	OutputPrice       float64     `json:"output_price"`
+	CachedPrice       float64     `json:"cached_price"`
+	PerRequestPrice   float64     `json:"per_request_price"`
+	BillingType       string      `json:"billing_type"`
+	Enabled           bool        `json:"enabled"`
+	CreatedAt         int64       `json:"created_at"`
+	UpdatedAt         int64       `json:"updated_at"`
+	CacheWritePrice   float64     `json:"cache_write_price"`
+	CacheWrite1hPrice float64     `json:"cache_write_1h_price"`
+	Tiers             []priceTier `json:"tiers"`
+}
+
+// priceTier is one context-length tier: its prices apply to a call whose
+// whole prompt has more than above_prompt_tokens tokens.
+type priceTier struct {
+	AbovePromptTokens int64   `json:"above_prompt_tokens"`
+	InputPrice        float64 `json:"input_price"`
+	OutputPrice       float64 `json:"output_price"`
+	CachedPrice       float64 `json:"cached_price"`
+	CacheWritePrice   float64 `json:"cache_write_price"`
+	CacheWrite1hPrice float64 `json:"cache_write_1h_price"`
 }
 
 func viewModelPrice(p *store.ModelPrice) modelPriceView {
+	// Stored tiers were validated when written; a row that fails to decode
+	// (written around the API) shows none, and the relay refuses its model.
+	stored, _ := store.DecodeTiers(p.Tiers)
+	tiers := make([]priceTier, len(stored))
+	for i, t := range stored {
+		tiers[i] = priceTier{AbovePromptTokens: t.Above, InputPrice: t.InputPrice, OutputPrice: t.OutputPrice,
+			CachedPrice: t.CachedPrice, CacheWritePrice: t.CacheWritePrice, CacheWrite1hPrice: t.CacheWrite1hPrice}
+	}
 	return modelPriceView{
 		ID: p.ID, ModelName: p.ModelName, InputPrice: p.InputPrice, OutputPrice: p.OutputPrice,
 		CachedPrice: p.CachedPrice, PerRequestPrice: p.PerRequestPrice, BillingType: p.BillingType,
 		Enabled: p.Enabled, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		CacheWritePrice: p.CacheWritePrice, CacheWrite1hPrice: p.CacheWrite1hPrice, Tiers: tiers,
 	}
+}
+
+// validTiers converts and checks the tiers of a request: the encoded
+// column value, or the first problem.
+func validTiers(in []priceTier) (string, string) {
+	tiers := make([]pricing.Tier, len(in))
+	for i, t := range in {
+		tiers[i] = pricing.Tier{Above: t.AbovePromptTokens, InputPrice: t.InputPrice, OutputPrice: t.OutputPrice,
+			CachedPrice: t.CachedPrice, CacheWritePrice: t.CacheWritePrice, CacheWrite1hPrice: t.CacheWrite1hPrice}
+	}
+	if msg := pricing.ValidateTiers(tiers); msg != "" {
+		return "", msg
+	}
+	return store.EncodeTiers(tiers), ""
 }
 
 func (s *Server) listModelPrices(w http.ResponseWriter, r *http.Request) error {
@@ -48,13 +87,16 @@ func (s *Server) listModelPrices(w http.ResponseWriter, r *http.Request) error {
 }
 
 type createModelPriceRequest struct {
-	ModelName       string  `json:"model_name"`
-	InputPrice      float64 `json:"input_price"`
-	OutputPrice     float64 `json:"output_price"`
-	CachedPrice     float64 `json:"cached_price"`
-	PerRequestPrice float64 `json:"per_request_price"`
-	BillingType     string  `json:"billing_type"`
-	Enabled         *bool   `json:"enabled"`
+	ModelName         string      `json:"model_name"`
+	InputPrice        float64     `json:"input_price"`
+	OutputPrice       float64     `json:"output_price"`
+	CachedPrice       float64     `json:"cached_price"`
+	CacheWritePrice   float64     `json:"cache_write_price"`
+	CacheWrite1hPrice float64     `json:"cache_write_1h_price"`
+	Tiers             []priceTier `json:"tiers"`
+	PerRequestPrice   float64     `json:"per_request_price"`
+	BillingType       string      `json:"billing_type"`
+	Enabled           *bool       `json:"enabled"`
 }
 
 // createModelPrice adds the price of a model; billing_type defaults to token
@@ -68,16 +110,19 @@ func (s *Server) createModelPrice(w http.ResponseWriter, r *http.Request) error 
 	if req.BillingType == "" {
 		req.BillingType = pricing.BillingToken
 	}
+	tiers, tiersProblem := validTiers(req.Tiers)
 	msg := firstProblem(pricing.ValidateModelName(req.ModelName),
 		pricing.ValidatePrice(req.InputPrice), pricing.ValidatePrice(req.OutputPrice),
 		pricing.ValidatePrice(req.CachedPrice), pricing.ValidatePrice(req.PerRequestPrice),
-		pricing.ValidateBillingType(req.BillingType))
+		pricing.ValidateBillingType(req.BillingType),
+		pricing.ValidatePrice(req.CacheWritePrice), pricing.ValidatePrice(req.CacheWrite1hPrice), tiersProblem)
 	if msg != "" {
 		return httpx.Fail(msg)
 	}
 	p := store.ModelPrice{
 		ModelName: req.ModelName, InputPrice: req.InputPrice, OutputPrice: req.OutputPrice,
-		CachedPrice: req.CachedPrice, PerRequestPrice: req.PerRequestPrice,
+		CachedPrice: req.CachedPrice, CacheWritePrice: req.CacheWritePrice, CacheWrite1hPrice: req.CacheWrite1hPrice,
+		Tiers: tiers, PerRequestPrice: req.PerRequestPrice,
 		BillingType: req.BillingType, Enabled: req.Enabled == nil || *req.Enabled,
 	}
 	if err := s.Store.CreateModelPrice(r.Context(), &p); err != nil {
@@ -90,13 +135,17 @@ type updateModelPriceRequest struct {
 	ID int64 `json:"id"`
 	// ModelName is accepted and ignored: the spec says it identifies the
 	// price and is not changed; the id alone selects the row.
-	ModelName       *string  `json:"model_name"`
-	InputPrice      *float64 `json:"input_price"`
-	OutputPrice     *float64 `json:"output_price"`
-	CachedPrice     *float64 `json:"cached_price"`
-	PerRequestPrice *float64 `json:"per_request_price"`
-	BillingType     *string  `json:"billing_type"`
-	Enabled         *bool    `json:"enabled"`
+	ModelName         *string  `json:"model_name"`
+	InputPrice        *float64 `json:"input_price"`
+	OutputPrice       *float64 `json:"output_price"`
+	CachedPrice       *float64 `json:"cached_price"`
+	CacheWritePrice   *float64 `json:"cache_write_price"`
+	CacheWrite1hPrice *float64 `json:"cache_write_1h_price"`
+	// Tiers replaces every tier when sent; [] removes them.
+	Tiers           *[]priceTier `json:"tiers"`
+	PerRequestPrice *float64     `json:"per_request_price"`
+	BillingType     *string      `json:"billing_type"`
+	Enabled         *bool        `json:"enabled"`
 }
 
 // updateModelPrice changes the fields sent; the others keep their values.
@@ -109,7 +158,8 @@ func (s *Server) updateModelPrice(w http.ResponseWriter, r *http.Request) error 
 		return httpx.Fail(MsgIDRequired)
 	}
 	var problems []string
-	for _, v := range []*float64{req.InputPrice, req.OutputPrice, req.CachedPrice, req.PerRequestPrice} {
+	for _, v := range []*float64{req.InputPrice, req.OutputPrice, req.CachedPrice, req.PerRequestPrice,
+		req.CacheWritePrice, req.CacheWrite1hPrice} {
 		if v != nil {
 			problems = append(problems, pricing.ValidatePrice(*v))
 		}
@@ -117,11 +167,17 @@ func (s *Server) updateModelPrice(w http.ResponseWriter, r *http.Request) error 
 	if req.BillingType != nil {
 		problems = append(problems, pricing.ValidateBillingType(*req.BillingType))
 	}
+	var tiers *string
+	if req.Tiers != nil {
+		encoded, msg := validTiers(*req.Tiers)
+		tiers, problems = &encoded, append(problems, msg)
+	}
 	if msg := firstProblem(problems...); msg != "" {
 		return httpx.Fail(msg)
 	}
 	p, err := s.Store.UpdateModelPrice(r.Context(), req.ID, store.ModelPricePatch{
 		InputPrice: req.InputPrice, OutputPrice: req.OutputPrice, CachedPrice: req.CachedPrice,
+		CacheWritePrice: req.CacheWritePrice, CacheWrite1hPrice: req.CacheWrite1hPrice, Tiers: tiers,
 		PerRequestPrice: req.PerRequestPrice, BillingType: req.BillingType, Enabled: req.Enabled,
 	})
 	if errors.Is(err, store.ErrNotFound) {

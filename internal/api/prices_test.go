@@ -409,11 +409,15 @@ func TestPriceLookupForRelay(t *testing.T) {
 	}
 	discounts := store.Discounts(groups)
 	usage := pricing.Usage{PromptTokens: 1000, CompletionTokens: 500} // 2500 + 5000
+	price, err := p.Price()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		group string
 		want  int64
 	}{{"vip", 3750}, {"svip", 7500}, {"nobody", 7500}} {
-		if got := pricing.Quota(p.Price(), usage, pricing.Discount(discounts, tt.group, "gpt-4o")); got != tt.want {
+		if got := pricing.Quota(price, usage, pricing.Discount(discounts, tt.group, "gpt-4o")); got != tt.want {
 			t.Errorf("quota for %s = %d, want %d", tt.group, got, tt.want)
 		}
 	}

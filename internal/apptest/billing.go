@@ -7,26 +7,28 @@ import (
 
 // LogInfo is a log record as /api/log/ shows it.
 type LogInfo struct {
-	ID               int64  `json:"id"`
-	UserID           int64  `json:"user_id"`
-	CreatedAt        int64  `json:"created_at"`
-	Type             int    `json:"type"`
-	Content          string `json:"content"`
-	Username         string `json:"username"`
-	TokenName        string `json:"token_name"`
-	ModelName        string `json:"model_name"`
-	Group            string `json:"group"`
-	Quota            int64  `json:"quota"`
-	PromptTokens     int64  `json:"prompt_tokens"`
-	CompletionTokens int64  `json:"completion_tokens"`
-	CachedTokens     int64  `json:"cached_tokens"`
-	ChannelID        int64  `json:"channel_id"`
-	RequestID        string `json:"request_id"`
-	ElapsedTime      int64  `json:"elapsed_time"`
-	IsStream         bool   `json:"is_stream"`
-	BillingSource    int    `json:"billing_source"`
-	PlanID           int64  `json:"plan_id"`
-	SessionKey       string `json:"session_key"`
+	ID                 int64  `json:"id"`
+	UserID             int64  `json:"user_id"`
+	CreatedAt          int64  `json:"created_at"`
+	Type               int    `json:"type"`
+	Content            string `json:"content"`
+	Username           string `json:"username"`
+	TokenName          string `json:"token_name"`
+	ModelName          string `json:"model_name"`
+	Group              string `json:"group"`
+	Quota              int64  `json:"quota"`
+	PromptTokens       int64  `json:"prompt_tokens"`
+	CompletionTokens   int64  `json:"completion_tokens"`
+	CachedTokens       int64  `json:"cached_tokens"`
+	CacheWriteTokens   int64  `json:"cache_write_tokens"`
+	CacheWrite1hTokens int64  `json:"cache_write_1h_tokens"`
+	ChannelID          int64  `json:"channel_id"`
+	RequestID          string `json:"request_id"`
+	ElapsedTime        int64  `json:"elapsed_time"`
+	IsStream           bool   `json:"is_stream"`
+	BillingSource      int    `json:"billing_source"`
+	PlanID             int64  `json:"plan_id"`
+	SessionKey         string `json:"session_key"`
 }
 
 // Accounts are the figures billing moves, read after every pending

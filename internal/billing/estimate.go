@@ -34,9 +34,18 @@ func EstimateTokens(c *Call) pricing.Usage {
 	return pricing.Usage{PromptTokens: c.PromptBound, CompletionTokens: completion}
 }
 
-// Estimate is the estimated usage priced like the real call.
+// Estimate is the estimated usage priced at the call's bound price
+// (holdPrice).
 func Estimate(c *Call) int64 {
-	return pricing.Quota(c.Price, EstimateTokens(c), c.Discount)
+	return pricing.Quota(holdPrice(c), EstimateTokens(c), c.Discount)
+}
+
+// holdPrice is the price reservations use: every prompt token at the
+// dearest prompt price (input, cache read or cache write) of any tier the
+// prompt bound can reach (pricing.Price.Bound), so the upstream's split of
+// the prompt can never make the settled cost exceed what was held.
+func holdPrice(c *Call) pricing.Price {
+	return c.Price.Bound(c.PromptBound)
 }
 
 // CapsCompletion reports whether the call's cost depends on a completion
@@ -54,7 +63,7 @@ func CapsCompletion(c *Call) bool {
 // (token-priced images and audio, counted locally) keep the old rule: any
 // positive balance, the settlement cap bounds them.
 func LeastHold(c *Call) int64 {
-	price, prompt := c.Price, c.PromptBound
+	price, prompt := holdPrice(c), c.PromptBound
 	switch {
 	case price.BillingType == pricing.BillingPerRequest:
 		return pricing.Quota(price, pricing.Usage{}, c.Discount)
@@ -74,7 +83,7 @@ func LeastHold(c *Call) int64 {
 // needs no limit (it is free), -1 when the hold does not buy one token each
 // (MinResponsesOutput on the Responses API).
 func CompletionLimit(c *Call, amount int64) int64 {
-	n := pricing.CompletionAffordable(c.Price, c.PromptBound, amount, c.Discount)
+	n := pricing.CompletionAffordable(holdPrice(c), c.PromptBound, amount, c.Discount)
 	if n == pricing.Unbounded {
 		return 0
 	}

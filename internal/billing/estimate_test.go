@@ -114,16 +114,24 @@ func TestConsumeContent(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		price       pricing.Price
+		usage       pricing.Usage
 		estimated   bool
 		uncollected int64
 		want        string
 	}{
-		{"token", pricing.Price{InputPrice: 2, OutputPrice: 8, CachedPrice: 0.5, BillingType: pricing.BillingToken}, false, 0,
+		{"token", pricing.Price{InputPrice: 2, OutputPrice: 8, CachedPrice: 0.5, BillingType: pricing.BillingToken}, pricing.Usage{PromptTokens: 10}, false, 0,
 			"输入 2 元/百万 tokens, 输出 8 元/百万 tokens, 缓存 0.5 元/百万 tokens, 分组倍率 0.8"},
-		{"per request, estimated, uncollected", perRequest, true, 7,
+		// The prices applied: cache prices of 0 are the input price, the
+		// write prices appear when the call wrote, the tier is named.
+		{"cache writes", pricing.Price{InputPrice: 3, OutputPrice: 15, CacheWrite1hPrice: 6}, pricing.Usage{PromptTokens: 10, CacheWriteTokens: 1, CacheWrite1hTokens: 1}, false, 0,
+			"输入 3 元/百万 tokens, 输出 15 元/百万 tokens, 缓存 3 元/百万 tokens, 缓存写入 3 元/百万 tokens, 1 小时缓存写入 6 元/百万 tokens, 分组倍率 0.8"},
+		{"tier", pricing.Price{InputPrice: 1, OutputPrice: 2, Tiers: []pricing.Tier{{Above: 100, InputPrice: 4, OutputPrice: 8, CachedPrice: 1}}},
+			pricing.Usage{PromptTokens: 101, CachedTokens: 50}, false, 0,
+			"输入 4 元/百万 tokens, 输出 8 元/百万 tokens, 缓存 1 元/百万 tokens, 上下文超过 100 tokens 档, 分组倍率 0.8"},
+		{"per request, estimated, uncollected", perRequest, pricing.Usage{}, true, 7,
 			"按次 0.01 元, 分组倍率 0.8 (上游未返回用量, tokens 为本地估算) (超出预扣 7 额度未收取)"},
 	} {
-		if got := consumeContent(tc.price, 0.8, tc.estimated, tc.uncollected); got != tc.want {
+		if got := consumeContent(tc.price, tc.usage, 0.8, tc.estimated, tc.uncollected); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
@@ -131,12 +139,42 @@ func TestConsumeContent(t *testing.T) {
 
 // The rules run on every call: they must not allocate.
 func TestRulesDoNotAllocate(t *testing.T) {
-	c := Call{Price: tokenPrice, Discount: 1, PromptBound: 100, Choices: 2, Kind: KindChat, Strict: true, DefaultMaxTokens: 50}
-	n := testing.AllocsPerRun(100, func() {
-		_ = Estimate(&c) + LeastHold(&c) + CompletionLimit(&c, 10_000)
-		_, _ = Cost(&c, pricing.Usage{PromptTokens: 10, CompletionTokens: 10}, 100)
-	})
-	if n != 0 {
-		t.Fatalf("%v allocations per call, want 0", n)
+	for _, p := range []pricing.Price{tokenPrice, cacheTierPrice} {
+		c := Call{Price: p, Discount: 1, PromptBound: 2000, Choices: 2, Kind: KindChat, Strict: true, DefaultMaxTokens: 50}
+		n := testing.AllocsPerRun(100, func() {
+			_ = Estimate(&c) + LeastHold(&c) + CompletionLimit(&c, 10_000)
+			_, _ = Cost(&c, pricing.Usage{PromptTokens: 1500, CompletionTokens: 10, CachedTokens: 5, CacheWrite1hTokens: 5}, 100)
+		})
+		if n != 0 {
+			t.Fatalf("%v allocations per call, want 0", n)
+		}
+	}
+}
+
+// cacheTierPrice has cache-write prices above the input price and a tier
+// above 1000 prompt tokens.
+var cacheTierPrice = pricing.Price{InputPrice: 3, OutputPrice: 15, CachedPrice: 0.3, CacheWritePrice: 3.75, CacheWrite1hPrice: 6,
+	Tiers: []pricing.Tier{{Above: 1000, InputPrice: 6, OutputPrice: 22.5, CacheWrite1hPrice: 12}}}
+
+// TestHoldCoversCacheAndTiers: a reservation prices every prompt token at
+// the dearest prompt price of the tiers the prompt bound reaches, so the
+// settled cost of any split of that prompt fits in the hold.
+func TestHoldCoversCacheAndTiers(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		bound int64
+		want  int64 // LeastHold of a chat with max_tokens 10
+	}{
+		{"below the tier: the 1-hour write price", 1000, 1000*6 + 10*15},
+		{"above the tier: its 1-hour write price and output", 1001, 1001*12 + 10*22.5},
+	} {
+		c := Call{Price: cacheTierPrice, Discount: 1, PromptBound: tc.bound, MaxTokens: 10, Kind: KindChat, Strict: true}
+		if got := LeastHold(&c); got != tc.want {
+			t.Errorf("%s: LeastHold %d, want %d", tc.name, got, tc.want)
+		}
+		worst := pricing.Usage{PromptTokens: tc.bound, CacheWrite1hTokens: tc.bound, CompletionTokens: 10}
+		if cost, uncollected := Cost(&c, worst, LeastHold(&c)); uncollected != 0 || cost != tc.want {
+			t.Errorf("%s: all 1-hour writes cost %d, %d uncollected", tc.name, cost, uncollected)
+		}
 	}
 }

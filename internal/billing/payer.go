@@ -172,19 +172,35 @@ func ConsumeLog(c *Call, o Outcome, cost, uncollected int64) *store.Log {
 	return &store.Log{
 		UserID: c.UserID, Username: c.Username, Group: c.Group,
 		TokenID: c.TokenID, TokenName: c.TokenName, Type: store.LogConsume,
-		ModelName: c.Model, Quota: cost, Content: consumeContent(c.Price, c.Discount, o.Estimated, uncollected),
+		ModelName: c.Model, Quota: cost, Content: consumeContent(c.Price, o.Usage, c.Discount, o.Estimated, uncollected),
 		PromptTokens: o.Usage.PromptTokens, CompletionTokens: o.Usage.CompletionTokens, CachedTokens: o.Usage.CachedTokens,
+		CacheWriteTokens: o.Usage.CacheWriteTokens, CacheWrite1hTokens: o.Usage.CacheWrite1hTokens,
 		ChannelID: o.ChannelID, RequestID: c.RequestID, ElapsedTime: time.Since(c.Start).Milliseconds(),
 		IsStream: c.Stream, SessionKey: c.SessionKey,
 	}
 }
 
-// consumeContent is the consume log's content column.
-func consumeContent(p pricing.Price, disc float64, estimated bool, uncollected int64) string {
-	content := fmt.Sprintf("输入 %g 元/百万 tokens, 输出 %g 元/百万 tokens, 缓存 %g 元/百万 tokens, 分组倍率 %g",
-		p.InputPrice, p.OutputPrice, p.CachedPrice, disc)
+// consumeContent is the consume log's content column: the prices the call
+// was billed at (its tier's, cache prices of 0 shown as the input price
+// they mean), the cache-write prices only when the call wrote to the cache.
+func consumeContent(p pricing.Price, u pricing.Usage, disc float64, estimated bool, uncollected int64) string {
+	var content string
 	if p.BillingType == pricing.BillingPerRequest {
 		content = fmt.Sprintf("按次 %g 元, 分组倍率 %g", p.PerRequestPrice, disc)
+	} else {
+		t := p.TokenPrices(u.PromptTokens)
+		content = fmt.Sprintf("输入 %g 元/百万 tokens, 输出 %g 元/百万 tokens, 缓存 %g 元/百万 tokens",
+			t.InputPrice, t.OutputPrice, t.CachedPrice)
+		if u.CacheWriteTokens > 0 {
+			content += fmt.Sprintf(", 缓存写入 %g 元/百万 tokens", t.CacheWritePrice)
+		}
+		if u.CacheWrite1hTokens > 0 {
+			content += fmt.Sprintf(", 1 小时缓存写入 %g 元/百万 tokens", t.CacheWrite1hPrice)
+		}
+		if t.Above > 0 {
+			content += fmt.Sprintf(", 上下文超过 %d tokens 档", t.Above)
+		}
+		content += fmt.Sprintf(", 分组倍率 %g", disc)
 	}
 	if estimated {
 		content += " (上游未返回用量, tokens 为本地估算)"

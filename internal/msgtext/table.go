@@ -148,12 +148,16 @@ var english = map[string]entry{
 	"该兑换码已被使用":                     {text: "this redemption code has been used"},
 
 	// Prices.
-	"分组名称不能超过 32 个字符":             {text: "group name must be at most 32 characters"},
-	"价格必须是 0 到 1000000 之间的有限数":    {text: "price must be a finite number from 0 to 1000000"},
-	"计费类型只能是 token 或 per_request": {text: "billing type must be token or per_request"},
-	"折扣必须大于 0 且不超过 10":            {text: "discount must be greater than 0 and at most 10"},
-	"模型价格不存在":                     {text: "model price not found"},
-	"分组价格不存在":                     {text: "group price not found"},
+	"分组名称不能超过 32 个字符":                                  {text: "group name must be at most 32 characters"},
+	"价格必须是 0 到 1000000 之间的有限数":                         {text: "price must be a finite number from 0 to 1000000"},
+	"计费类型只能是 token 或 per_request":                      {text: "billing type must be token or per_request"},
+	"上下文分档最多 8 个":                                      {text: "a model price has at most 8 context-length tiers"},
+	"分档起点 above_prompt_tokens 必须是 1 到 100000000 之间的整数": {text: "tier above_prompt_tokens must be an integer from 1 to 100000000"},
+	"分档起点 above_prompt_tokens 必须从小到大排列且不能重复":           {text: "tier above_prompt_tokens values must be in ascending order without repeats"},
+	"分档价格必须是 0 到 1000000 之间的有限数":                       {text: "tier prices must be finite numbers from 0 to 1000000"},
+	"折扣必须大于 0 且不超过 10":                                 {text: "discount must be greater than 0 and at most 10"},
+	"模型价格不存在":                                          {text: "model price not found"},
+	"分组价格不存在":                                          {text: "group price not found"},
 
 	// Logs and billing dead letters.
 	"日志类型无效,可选 0(全部), 1(充值), 2(消费), 3(管理), 4(系统), 5(错误)": {text: "invalid log type; use 0 (all), 1 (top-up), 2 (consume), 3 (admin), 4 (system) or 5 (error)"},

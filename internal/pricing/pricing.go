@@ -43,37 +43,63 @@ const (
 )
 
 // Price is what a call of one model costs: CNY per million tokens for token
-// billing, CNY per call for per-request billing.
+// billing, CNY per call for per-request billing. A cache price of 0 bills
+// those tokens at the input price. Tiers, ascending by Above, replace the
+// token prices for calls with a larger prompt (TokenPrices).
 type Price struct {
-	InputPrice      float64
-	OutputPrice     float64
-	CachedPrice     float64 // 0: the model has no cache price
-	PerRequestPrice float64
-	BillingType     string
+	InputPrice        float64
+	OutputPrice       float64
+	CachedPrice       float64 // cache reads; 0: the input price
+	CacheWritePrice   float64 // 5-minute cache writes; 0: the input price
+	CacheWrite1hPrice float64 // 1-hour cache writes; 0: the input price
+	PerRequestPrice   float64
+	BillingType       string
+	Tiers             []Tier
 }
 
-// Usage is what one call consumed. CachedTokens are part of PromptTokens.
+// Usage is what one call consumed. PromptTokens is the whole prompt: the
+// uncached input, the cache reads (CachedTokens) and the cache writes
+// (CacheWriteTokens for 5 minutes, CacheWrite1hTokens for 1 hour), each
+// part billed once at its own price (docs/decisions/pricing-cache-tiers.md).
 type Usage struct {
-	PromptTokens     int64
-	CompletionTokens int64
-	CachedTokens     int64
+	PromptTokens       int64
+	CompletionTokens   int64
+	CachedTokens       int64
+	CacheWriteTokens   int64
+	CacheWrite1hTokens int64
 }
 
 // used reports whether the call consumed anything billable.
 func (u Usage) used() bool {
-	return u.PromptTokens > 0 || u.CompletionTokens > 0 || u.CachedTokens > 0
+	return u.PromptTokens > 0 || u.CompletionTokens > 0 || u.CachedTokens > 0 ||
+		u.CacheWriteTokens > 0 || u.CacheWrite1hTokens > 0
+}
+
+// parts splits the prompt into its uncached input, cache reads and cache
+// writes, so that they add up to the prompt: negative counts are 0, and a
+// part larger than what the prompt has left is capped (a provider cannot
+// cache more than it was sent), in the order reads, 5-minute writes,
+// 1-hour writes.
+func (u Usage) parts() (input, cached, write, write1h int64) {
+	prompt := max(u.PromptTokens, 0)
+	cached = min(max(u.CachedTokens, 0), prompt)
+	write = min(max(u.CacheWriteTokens, 0), prompt-cached)
+	write1h = min(max(u.CacheWrite1hTokens, 0), prompt-cached-write)
+	return prompt - cached - write - write1h, cached, write, write1h
 }
 
 // Quota is the cost of a call in quota (docs/architecture.md, Money):
 //
-//	token:       round((input×(prompt−cached) + cached_price×cached + output×completion) × discount)
+//	token:       round((input×uncached + cached_price×cached + cache_write_price×written_5m
+//	                    + cache_write_1h_price×written_1h + output×completion) × discount)
 //	per_request: round(per_request_price × 1e6 × discount)
 //
-// A cached_price of 0 bills cached tokens at the input price. Cached tokens
-// beyond the prompt count as prompt tokens only (a provider cannot cache
-// more than it was sent), and negative counts as 0. A call that used anything
-// costs at least 1, so no rounding makes a call free; a per-request call is
-// always a use. The result never overflows: it saturates at MaxCallCost.
+// with the prices of the tier the whole prompt falls in (TokenPrices), and
+// a cache price of 0 meaning the input price. Cached tokens beyond the prompt
+// count as prompt tokens only (Usage.parts), and negative counts as 0. A
+// call that used anything costs at least 1, so no rounding makes a call
+// free; a per-request call is always a use. The result never overflows: it
+// saturates at MaxCallCost.
 func Quota(p Price, u Usage, discount float64) int64 {
 	if p.BillingType == BillingPerRequest {
 		return atLeastOne(p.PerRequestPrice * QuotaPerUnit * discount)
@@ -81,16 +107,14 @@ func Quota(p Price, u Usage, discount float64) int64 {
 	if !u.used() {
 		return 0
 	}
-	prompt := max(u.PromptTokens, 0)
-	cached := min(max(u.CachedTokens, 0), prompt)
+	t := p.TokenPrices(u.PromptTokens)
+	input, cached, write, write1h := u.parts()
 	completion := max(u.CompletionTokens, 0)
-	cachedPrice := p.CachedPrice
-	if cachedPrice == 0 {
-		cachedPrice = p.InputPrice
-	}
 	// Prices are CNY per million tokens and quota is micro-yuan, so
 	// tokens × price is already quota: no scaling.
-	micro := p.InputPrice*float64(prompt-cached) + cachedPrice*float64(cached) + p.OutputPrice*float64(completion)
+	micro := t.InputPrice*float64(input) + t.CachedPrice*float64(cached) +
+		t.CacheWritePrice*float64(write) + t.CacheWrite1hPrice*float64(write1h) +
+		t.OutputPrice*float64(completion)
 	return atLeastOne(micro * discount)
 }
 

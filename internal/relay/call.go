@@ -176,7 +176,7 @@ func (c *call) describe() {
 	price := c.snap.prices[c.meta.model]
 	c.bill = billing.Call{
 		UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota,
-		Price: price.Price(), Discount: pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model),
+		Price: price, Discount: pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model),
 		PromptBound: c.promptBound(), MaxTokens: c.meta.maxTokens, Choices: c.meta.choices,
 		Kind: billingKind(c.ep.usage), Multipart: c.ep.multipart,
 		DefaultMaxTokens: opts.DefaultMaxTokens, Strict: !opts.BillingOverrunAllowed,

@@ -43,8 +43,8 @@ type tier struct {
 // whole, never modified, so requests read it without locks.
 type snapshot struct {
 	channels    map[int64]*upstream
-	routes      map[string][]tier // groupModelKey → tiers, highest priority first
-	prices      map[string]store.ModelPrice
+	routes      map[string][]tier        // groupModelKey → tiers, highest priority first
+	prices      map[string]pricing.Price // enabled prices, tiers decoded
 	groupPrices []pricing.GroupPrice
 }
 
@@ -86,7 +86,7 @@ func (c *catalog) reload(ctx context.Context) error {
 	s := &snapshot{
 		channels:    make(map[int64]*upstream, len(channels)),
 		routes:      map[string][]tier{},
-		prices:      make(map[string]store.ModelPrice, len(prices)),
+		prices:      make(map[string]pricing.Price, len(prices)),
 		groupPrices: store.Discounts(groupPrices),
 	}
 	for _, ch := range channels {
@@ -114,9 +114,18 @@ func (c *catalog) reload(ctx context.Context) error {
 		s.routes[key] = tiers
 	}
 	for _, p := range prices {
-		if p.Enabled {
-			s.prices[p.ModelName] = p
+		if !p.Enabled {
+			continue
 		}
+		// Decoded here, once per rebuild, so a call reads a ready price. A
+		// row whose tiers are invalid leaves its model unpriced (refused)
+		// rather than billing long prompts at the base price.
+		price, err := p.Price()
+		if err != nil {
+			c.log.Warn("model price has invalid tiers; the model is unpriced until fixed", "model", p.ModelName, "err", err)
+			continue
+		}
+		s.prices[p.ModelName] = price
 	}
 	c.cur.Store(s)
 	return nil

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
 	"github.com/modelgate/modelgate/internal/relay/gemini"
 	"github.com/modelgate/modelgate/internal/relay/openai"
@@ -117,7 +116,7 @@ func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	if usage.TotalTokens == 0 && usage.PromptTokens == 0 && usage.CompletionTokens == 0 {
 		c.countLocally(chatText(out))
 	} else {
-		c.usage = pricing.Usage{PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, CachedTokens: usage.Cached()}
+		c.usage = billedUsage(usage)
 	}
 	out.Model = c.meta.model
 	var answer any = out

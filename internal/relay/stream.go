@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
 	"github.com/modelgate/modelgate/internal/relay/openai"
 	"github.com/modelgate/modelgate/internal/relay/sse"
@@ -147,13 +146,14 @@ func (c *call) writeStreamFailure(msg string) {
 func (c *call) streamUsage(u openai.Usage, text string, final bool) {
 	reported := u.PromptTokens != 0 || u.CompletionTokens != 0
 	if final && reported {
-		c.usage = pricing.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.Cached()}
+		c.usage = billedUsage(u)
 		return
 	}
 	c.countLocally(text)
 	if reported {
-		c.usage.PromptTokens, c.usage.CachedTokens = u.PromptTokens, u.Cached()
-		c.usage.CompletionTokens = max(c.usage.CompletionTokens, u.CompletionTokens)
+		completion := max(c.usage.CompletionTokens, u.CompletionTokens)
+		c.usage = billedUsage(u)
+		c.usage.CompletionTokens = completion
 	}
 }
 

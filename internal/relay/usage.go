@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/relay/openai"
 	"github.com/modelgate/modelgate/internal/relay/sse"
 )
 
@@ -41,6 +42,14 @@ func (u *wireUsage) usage() pricing.Usage {
 
 func (u *wireUsage) reported() bool {
 	return u != nil && (u.PromptTokens+u.CompletionTokens+u.InputTokens+u.OutputTokens > 0)
+}
+
+// billedUsage is what an answer's usage, in the OpenAI form every dialect
+// is converted to, bills: the whole prompt, its cache reads and writes, the
+// completion.
+func billedUsage(u openai.Usage) pricing.Usage {
+	return pricing.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.Cached(),
+		CacheWriteTokens: u.CacheWriteTokens, CacheWrite1hTokens: u.CacheWrite1hTokens}
 }
 
 // usageFromJSON reads the usage of a complete answer.

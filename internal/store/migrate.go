@@ -32,6 +32,7 @@ var migrations = []migration{
 	{"0014_cluster_nodes", binaryCollation(migration0014)},
 	{"0015_cluster_replication", binaryCollation(migration0015)},
 	{"0016_cluster_failed_events", binaryCollation(migration0016)},
+	{"0017_cache_tier_pricing", binaryCollation(migration0017)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

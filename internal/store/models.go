@@ -80,18 +80,23 @@ type Ability struct {
 	Weight    int64  `gorm:"not null;default:1"`
 }
 
-// ModelPrice is the price of one model: CNY per million tokens or per request.
+// ModelPrice is the price of one model: CNY per million tokens or per
+// request. Tiers is the JSON array of context-length tiers (EncodeTiers),
+// empty when the model has none.
 type ModelPrice struct {
-	ID              int64   `gorm:"primaryKey;autoIncrement:false"`
-	ModelName       string  `gorm:"size:191;uniqueIndex;not null"`
-	InputPrice      float64 `gorm:"not null;default:0"`
-	OutputPrice     float64 `gorm:"not null;default:0"`
-	CachedPrice     float64 `gorm:"not null;default:0"`
-	PerRequestPrice float64 `gorm:"not null;default:0"`
-	BillingType     string  `gorm:"size:16;not null;default:'token'"`
-	Enabled         bool    `gorm:"not null"`
-	CreatedAt       int64   `gorm:"autoCreateTime:false;not null;default:0"`
-	UpdatedAt       int64   `gorm:"autoUpdateTime:false;not null;default:0"`
+	ID                int64   `gorm:"primaryKey;autoIncrement:false"`
+	ModelName         string  `gorm:"size:191;uniqueIndex;not null"`
+	InputPrice        float64 `gorm:"not null;default:0"`
+	OutputPrice       float64 `gorm:"not null;default:0"`
+	CachedPrice       float64 `gorm:"not null;default:0"`
+	CacheWritePrice   float64 `gorm:"not null;default:0"`
+	CacheWrite1hPrice float64 `gorm:"column:cache_write_1h_price;not null;default:0"`
+	Tiers             string  `gorm:"type:text"`
+	PerRequestPrice   float64 `gorm:"not null;default:0"`
+	BillingType       string  `gorm:"size:16;not null;default:'token'"`
+	Enabled           bool    `gorm:"not null"`
+	CreatedAt         int64   `gorm:"autoCreateTime:false;not null;default:0"`
+	UpdatedAt         int64   `gorm:"autoUpdateTime:false;not null;default:0"`
 }
 
 // GroupPrice is a discount multiplier for a group, for one model or (with an
@@ -143,13 +148,17 @@ type Log struct {
 	PromptTokens     int64  `gorm:"not null;default:0"`
 	CompletionTokens int64  `gorm:"not null;default:0"`
 	CachedTokens     int64  `gorm:"not null;default:0"`
-	ChannelID        int64  `gorm:"not null;default:0"`
-	RequestID        string `gorm:"size:64;not null;default:''"`
-	ElapsedTime      int64  `gorm:"not null;default:0"`
-	IsStream         bool   `gorm:"not null;default:false"`
-	BillingSource    int    `gorm:"not null;default:0"`
-	PlanID           int64  `gorm:"not null;default:0"`
-	SessionKey       string `gorm:"size:128;not null;default:''"`
+	// The cache writes of the call, 5-minute and 1-hour (part of
+	// PromptTokens, as CachedTokens, the cache reads, are).
+	CacheWriteTokens   int64  `gorm:"not null;default:0"`
+	CacheWrite1hTokens int64  `gorm:"column:cache_write_1h_tokens;not null;default:0"`
+	ChannelID          int64  `gorm:"not null;default:0"`
+	RequestID          string `gorm:"size:64;not null;default:''"`
+	ElapsedTime        int64  `gorm:"not null;default:0"`
+	IsStream           bool   `gorm:"not null;default:false"`
+	BillingSource      int    `gorm:"not null;default:0"`
+	PlanID             int64  `gorm:"not null;default:0"`
+	SessionKey         string `gorm:"size:128;not null;default:''"`
 	// Error rows (LogError) only: the HTTP status the client got, or the
 	// upstream answered for an attempt (0: no answer); the relay's error
 	// code; the upstream's message with secrets removed (admins only).

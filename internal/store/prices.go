@@ -2,6 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/pricing"
@@ -42,9 +46,13 @@ func (s *Store) CreateModelPrice(ctx context.Context, p *ModelPrice) error {
 // ModelPricePatch lists the model price fields an update may change; nil
 // means unchanged. The model name is not among them: it identifies the price.
 type ModelPricePatch struct {
-	InputPrice      *float64
-	OutputPrice     *float64
-	CachedPrice     *float64
+	InputPrice        *float64
+	OutputPrice       *float64
+	CachedPrice       *float64
+	CacheWritePrice   *float64
+	CacheWrite1hPrice *float64
+	// Tiers is the encoded tiers (EncodeTiers); "" removes them.
+	Tiers           *string
 	PerRequestPrice *float64
 	BillingType     *string
 	Enabled         *bool
@@ -55,6 +63,9 @@ func (p ModelPricePatch) columns() map[string]any {
 	putPtr(set, "input_price", p.InputPrice)
 	putPtr(set, "output_price", p.OutputPrice)
 	putPtr(set, "cached_price", p.CachedPrice)
+	putPtr(set, "cache_write_price", p.CacheWritePrice)
+	putPtr(set, "cache_write_1h_price", p.CacheWrite1hPrice)
+	putPtr(set, "tiers", p.Tiers)
 	putPtr(set, "per_request_price", p.PerRequestPrice)
 	putPtr(set, "billing_type", p.BillingType)
 	putPtr(set, "enabled", p.Enabled)
@@ -158,12 +169,72 @@ func putPtr[T any](set map[string]any, col string, v *T) {
 	}
 }
 
-// Price is the model price in the form pricing.Quota takes.
-func (p ModelPrice) Price() pricing.Price {
+// Price is the model price in the form pricing.Quota takes. Stored tiers
+// that do not decode or validate (a row written by hand or by a peer that
+// skipped validation) give an error: the price must not be used, for it
+// would bill long prompts at the base price.
+func (p ModelPrice) Price() (pricing.Price, error) {
+	tiers, err := DecodeTiers(p.Tiers)
+	if err != nil {
+		return pricing.Price{}, fmt.Errorf("model price %d: %w", p.ID, err)
+	}
 	return pricing.Price{
 		InputPrice: p.InputPrice, OutputPrice: p.OutputPrice, CachedPrice: p.CachedPrice,
-		PerRequestPrice: p.PerRequestPrice, BillingType: p.BillingType,
+		CacheWritePrice: p.CacheWritePrice, CacheWrite1hPrice: p.CacheWrite1hPrice,
+		PerRequestPrice: p.PerRequestPrice, BillingType: p.BillingType, Tiers: tiers,
+	}, nil
+}
+
+// storedTier is one tier as the tiers column holds it.
+type storedTier struct {
+	Above             int64   `json:"above_prompt_tokens"`
+	InputPrice        float64 `json:"input_price"`
+	OutputPrice       float64 `json:"output_price"`
+	CachedPrice       float64 `json:"cached_price"`
+	CacheWritePrice   float64 `json:"cache_write_price"`
+	CacheWrite1hPrice float64 `json:"cache_write_1h_price"`
+}
+
+// EncodeTiers is the tiers column of tiers: "" for none, else a JSON array.
+func EncodeTiers(tiers []pricing.Tier) string {
+	if len(tiers) == 0 {
+		return ""
 	}
+	out := make([]storedTier, len(tiers))
+	for i, t := range tiers {
+		out[i] = storedTier(t)
+	}
+	b, _ := json.Marshal(out) // finite numbers only (validated): cannot fail
+	return string(b)
+}
+
+// DecodeTiers reads a tiers column strictly: "" is none; anything else must
+// be a JSON array of tiers with no unknown field, valid by
+// pricing.ValidateTiers.
+func DecodeTiers(s string) ([]pricing.Tier, error) {
+	if s == "" {
+		return nil, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	var stored []storedTier
+	if err := dec.Decode(&stored); err != nil {
+		return nil, fmt.Errorf("decode tiers: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("decode tiers: trailing data")
+	}
+	tiers := make([]pricing.Tier, len(stored))
+	for i, t := range stored {
+		tiers[i] = pricing.Tier(t)
+	}
+	if msg := pricing.ValidateTiers(tiers); msg != "" {
+		return nil, fmt.Errorf("invalid tiers: %s", msg)
+	}
+	if len(tiers) == 0 {
+		return nil, nil
+	}
+	return tiers, nil
 }
 
 // Discounts converts group prices to the form pricing.Discount takes.

@@ -10,12 +10,17 @@ func (x *exchange) anthropicUsage(outputTokens int64) obj {
 	if b.OmitUsage {
 		return nil
 	}
-	return obj{
-		"input_tokens":                max(b.PromptTokens-b.CachedTokens, 0),
-		"cache_creation_input_tokens": 0,
+	written := b.CacheWriteTokens + b.CacheWrite1hTokens
+	u := obj{
+		"input_tokens":                max(b.PromptTokens-b.CachedTokens-written, 0),
+		"cache_creation_input_tokens": written,
 		"cache_read_input_tokens":     b.CachedTokens,
 		"output_tokens":               outputTokens,
 	}
+	if written > 0 {
+		u["cache_creation"] = obj{"ephemeral_5m_input_tokens": b.CacheWriteTokens, "ephemeral_1h_input_tokens": b.CacheWrite1hTokens}
+	}
+	return u
 }
 
 // anthropicBlock is the finished content block, and the stop reason it

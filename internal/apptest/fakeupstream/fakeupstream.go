@@ -36,7 +36,8 @@
 // same Behavior costs the same quota whichever dialect serves it:
 // PromptTokens is the whole prompt including CachedTokens, as OpenAI and
 // Gemini count it; Anthropic reports input_tokens = PromptTokens −
-// CachedTokens and cache_read_input_tokens = CachedTokens. Streams carry
+// CachedTokens and cache_read_input_tokens = CachedTokens (cache writes:
+// Behavior.CacheWriteTokens). Streams carry
 // usage the real way: OpenAI's usage chunk (choices: []) after the finish
 // chunk and before [DONE], only when the request set
 // stream_options.include_usage; Anthropic's input usage in message_start and
@@ -87,6 +88,12 @@ type Behavior struct {
 	// PromptTokens, CompletionTokens and CachedTokens are the usage to
 	// report (defaults 12, 8 and 0). A negative value reports 0.
 	PromptTokens, CompletionTokens, CachedTokens int64
+	// CacheWriteTokens and CacheWrite1hTokens are prompt tokens written to a
+	// 5-minute and a 1-hour cache. Only Anthropic reports cache writes:
+	// cache_creation_input_tokens (their sum, taken out of input_tokens)
+	// and its cache_creation split. The other dialects count them as plain
+	// prompt tokens, as those APIs have no such report.
+	CacheWriteTokens, CacheWrite1hTokens int64
 	// HonourLimit caps the reported CompletionTokens at the request's
 	// completion limit when it sets one, as real upstreams stop there:
 	// max_completion_tokens, max_tokens or max_output_tokens (OpenAI),
@@ -239,6 +246,7 @@ func (b Behavior) withDefaults() Behavior {
 	b.PromptTokens = orDefault(b.PromptTokens, DefaultPromptTokens)
 	b.CompletionTokens = orDefault(b.CompletionTokens, DefaultCompletionTokens)
 	b.CachedTokens = max(b.CachedTokens, 0)
+	b.CacheWriteTokens, b.CacheWrite1hTokens = max(b.CacheWriteTokens, 0), max(b.CacheWrite1hTokens, 0)
 	if b.Chunks <= 0 {
 		b.Chunks = DefaultChunks
 	}

@@ -192,6 +192,9 @@ func (s *ChatStream) addUsage(u *DeltaUsage) {
 	set(&s.usage.InputTokens, u.InputTokens)
 	set(&s.usage.CacheReadInputTokens, u.CacheReadInputTokens)
 	set(&s.usage.CacheCreationInputTokens, u.CacheCreationInputTokens)
+	if u.CacheCreation != nil {
+		s.usage.CacheCreation = u.CacheCreation
+	}
 }
 
 func (s *ChatStream) toolChunk(call openai.ToolCall) []openai.ChatChunk {

@@ -100,10 +100,11 @@ type StopDelta struct {
 // cumulative. The input fields, sent by newer API versions, replace those of
 // message_start when present; nil means absent.
 type DeltaUsage struct {
-	InputTokens              *int64 `json:"input_tokens,omitempty"`
-	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens,omitempty"`
-	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens,omitempty"`
-	OutputTokens             *int64 `json:"output_tokens,omitempty"`
+	InputTokens              *int64         `json:"input_tokens,omitempty"`
+	CacheCreationInputTokens *int64         `json:"cache_creation_input_tokens,omitempty"`
+	CacheReadInputTokens     *int64         `json:"cache_read_input_tokens,omitempty"`
+	CacheCreation            *CacheCreation `json:"cache_creation,omitempty"`
+	OutputTokens             *int64         `json:"output_tokens,omitempty"`
 }
 
 // MessageStop ends a stream.

@@ -51,17 +51,30 @@ func ToChatResponse(resp *Response, model string, created int64) *openai.ChatRes
 
 // UsageOf returns a response's usage the OpenAI way: prompt tokens include
 // the tokens read from and written to cache, and the ones read are cached.
+// The ones written are CacheWrite1hTokens for the 1-hour part of the split,
+// CacheWriteTokens for the rest (docs/decisions/pricing-cache-tiers.md).
 func UsageOf(resp *Response) openai.Usage {
 	return chatUsage(resp.Usage)
 }
 
 func chatUsage(u Usage) openai.Usage {
 	prompt := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	written := max(u.CacheCreationInputTokens, 0)
+	// cache_creation_input_tokens is the total, and the one Anthropic bills
+	// with: the split only says which of those tokens went to a 1-hour
+	// entry. A split that disagrees with the total (message_delta may
+	// update the total alone) can thus neither add tokens nor drop any.
+	var hour int64
+	if u.CacheCreation != nil {
+		hour = min(max(u.CacheCreation.Ephemeral1hInputTokens, 0), written)
+	}
 	return openai.Usage{
 		PromptTokens:        prompt,
 		CompletionTokens:    u.OutputTokens,
 		TotalTokens:         prompt + u.OutputTokens,
 		PromptTokensDetails: &openai.PromptTokensDetails{CachedTokens: u.CacheReadInputTokens},
+		CacheWriteTokens:    written - hour,
+		CacheWrite1hTokens:  hour,
 	}
 }
 
@@ -151,14 +164,20 @@ func stopReason(finish string, calledTools bool) string {
 }
 
 // messagesUsage splits OpenAI usage the Anthropic way: input tokens exclude
-// the cached ones.
+// the cached ones and the ones written to cache (which only an Anthropic
+// answer converted to OpenAI carries).
 func messagesUsage(u openai.Usage) Usage {
-	cached := u.Cached()
-	return Usage{
-		InputTokens:          max(u.PromptTokens-cached, 0),
-		CacheReadInputTokens: cached,
-		OutputTokens:         u.CompletionTokens,
+	cached, written := u.Cached(), u.CacheWriteTokens+u.CacheWrite1hTokens
+	out := Usage{
+		InputTokens:              max(u.PromptTokens-cached-written, 0),
+		CacheReadInputTokens:     cached,
+		CacheCreationInputTokens: written,
+		OutputTokens:             u.CompletionTokens,
 	}
+	if written > 0 {
+		out.CacheCreation = &CacheCreation{Ephemeral5mInputTokens: u.CacheWriteTokens, Ephemeral1hInputTokens: u.CacheWrite1hTokens}
+	}
+	return out
 }
 
 func deref(s *string) string {

@@ -212,12 +212,22 @@ type Response struct {
 }
 
 // Usage is the token usage of a message. InputTokens excludes the cached
-// prompt tokens, which are counted apart as written to or read from cache.
+// prompt tokens, which are counted apart as written to or read from cache;
+// CacheCreation splits the written ones by cache lifetime.
 type Usage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
+	InputTokens              int64          `json:"input_tokens"`
+	CacheCreationInputTokens int64          `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64          `json:"cache_read_input_tokens"`
+	CacheCreation            *CacheCreation `json:"cache_creation,omitempty"`
+	OutputTokens             int64          `json:"output_tokens"`
+}
+
+// CacheCreation is the split of cache_creation_input_tokens by the
+// lifetime of the cache entry written ("ttl": "5m" or "1h" of
+// cache_control).
+type CacheCreation struct {
+	Ephemeral5mInputTokens int64 `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1hInputTokens int64 `json:"ephemeral_1h_input_tokens"`
 }
 
 // ErrorResponse is the error body of the API and the data of an error event.

@@ -122,12 +122,19 @@ type Delta struct {
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
-// Usage is the token usage of a call.
+// Usage is the token usage of a call. PromptTokens is the whole prompt,
+// cache reads (PromptTokensDetails) and cache writes included.
 type Usage struct {
 	PromptTokens        int64                `json:"prompt_tokens"`
 	CompletionTokens    int64                `json:"completion_tokens"`
 	TotalTokens         int64                `json:"total_tokens"`
 	PromptTokensDetails *PromptTokensDetails `json:"prompt_tokens_details,omitempty"`
+	// CacheWriteTokens and CacheWrite1hTokens are the prompt tokens written
+	// to a 5-minute and a 1-hour cache, for billing: OpenAI reports none,
+	// the Anthropic conversion fills them. They are never sent to clients,
+	// whose OpenAI usage has no such field.
+	CacheWriteTokens   int64 `json:"-"`
+	CacheWrite1hTokens int64 `json:"-"`
 }
 
 // PromptTokensDetails breaks down prompt tokens; cached tokens are billed at
