@@ -8,6 +8,12 @@ import { Redeem } from './pages/redeem.js';
 import { Profile } from './pages/profile.js';
 import { Overview } from './pages/overview.js';
 import { Login, Register } from './pages/login.js';
+// Administration pages (issue 12, admin part).
+import { Users } from './pages/users.js';
+import { Channels } from './pages/channels.js';
+import { Prices } from './pages/prices.js';
+import { Redemptions } from './pages/redemptions.js';
+import { Nodes } from './pages/nodes.js';
 
 export const ROLE_USER = 1;
 export const ROLE_ADMIN = 10;
@@ -19,6 +25,12 @@ export const routes = [
   { path: '/redeem', label: 'nav.redeem', role: ROLE_USER, group: 'user', page: Redeem },
   { path: '/profile', label: 'nav.profile', role: ROLE_USER, group: 'user', page: Profile },
   { path: '/admin', label: 'nav.overview', role: ROLE_ADMIN, group: 'admin', page: Overview },
+  // Administration pages (issue 12, admin part); least roles per docs/api.md.
+  { path: '/admin/users', label: 'nav.users', role: ROLE_ADMIN, group: 'admin', page: Users },
+  { path: '/admin/channels', label: 'nav.channels', role: ROLE_ADMIN, group: 'admin', page: Channels },
+  { path: '/admin/prices', label: 'nav.prices', role: ROLE_ROOT, group: 'admin', page: Prices },
+  { path: '/admin/redemptions', label: 'nav.redemptions', role: ROLE_ADMIN, group: 'admin', page: Redemptions },
+  { path: '/admin/nodes', label: 'nav.nodes', role: ROLE_ROOT, group: 'admin', page: Nodes },
 ];
 
 // guestRoutes are shown only when logged out.
