@@ -54,7 +54,7 @@ export function Redemptions({ session }) {
     <${BatchForm} perUnit=${perUnit} onCreated=${(c) => { setCreated(c); load(); }} />
     ${created && html`<div class="card created" id="created-codes" role="status">
       <p>${t('redemptions.created', { n: created.keys.length, amount: created.amount })}</p>
-      <pre><code>${created.keys.join('\n')}</code></pre>
+      <pre>${created.keys.join('\n')}</pre>
       <div class="actions">
         <${CopyButton} text=${created.keys.join('\n')} />
         <button type="button" onClick=${() => download(`${created.name}.csv`, csv([['name', 'key', 'amount_cny'], ...created.keys.map((k) => [created.name, k, created.amount])]))}>
