@@ -119,9 +119,15 @@ func TestBrowserRootManagesUsersAndCodes(t *testing.T) {
 	p.grantClipboard(e.Server.URL)
 	p.login(e.Server.URL, "root", apptest.RootPassword)
 
+	for i := range 20 { // 23 users in all: two pages of 20
+		e.Root().OK("POST", "/api/user/", map[string]any{"username": apptest.Path("filler%02d", i), "password": "password-filler"})
+	}
 	p.click(`#nav-admin a[href="/admin/users"]`)
 	p.waitText("h1", "Users")
-	p.waitText("#users", "carol")
+	p.waitText(".pager", "Page 1 of 2 (23 in all)")
+	p.do("next page", chromedp.Click(chromedp.CSS(".pager button:last-child")))
+	p.waitText(".pager", "Page 2 of 2")
+	p.waitText("#users", "carol") // the oldest: root, carol, bob on the second page
 	p.do("search", chromedp.SendKeys(chromedp.CSS(`form.search input`), "bob"),
 		chromedp.Click(chromedp.CSS(`form.search button`)))
 	// The search answer replaces the list: root and carol leave it.
@@ -131,6 +137,12 @@ func TestBrowserRootManagesUsersAndCodes(t *testing.T) {
 	}
 	p.click(`tr[data-user="bob"] button.topup`)
 	p.waitText("#topup-title", "Top up bob")
+	// A deduction beyond the balance is refused with the server's message.
+	p.do("deduct too much",
+		chromedp.SendKeys(chromedp.CSS(`#topup-form input[name="amount"]`), "-100"),
+		chromedp.Click(chromedp.CSS(`#topup-form button[type="submit"]`)))
+	p.waitText("#topup-form [role=alert]", "扣减额度超过用户当前余额")
+	p.fill(`#topup-form input[name="amount"]`, "")
 	p.do("fill the top-up",
 		chromedp.SendKeys(chromedp.CSS(`#topup-form input[name="amount"]`), "12.5"),
 		chromedp.SendKeys(chromedp.CSS(`#topup-form textarea[name="remark"]`), "browser remark"),
