@@ -14,6 +14,12 @@ import { Subscriptions } from './pages/subscriptions.js';
 import { Plans } from './pages/plans.js';
 import { Topup } from './pages/topup.js';
 import { Orders } from './pages/orders.js';
+// Administration pages (issue 12, admin part).
+import { Users } from './pages/users.js';
+import { Channels } from './pages/channels.js';
+import { Prices } from './pages/prices.js';
+import { Redemptions } from './pages/redemptions.js';
+import { Nodes } from './pages/nodes.js';
 
 export const ROLE_USER = 1;
 export const ROLE_ADMIN = 10;
@@ -31,6 +37,12 @@ export const routes = [
   { path: '/plans', label: 'nav.plans', role: ROLE_USER, group: 'user', page: Plans },
   { path: '/topup', label: 'nav.topup', role: ROLE_USER, group: 'user', page: Topup },
   { path: '/orders', label: 'nav.orders', role: ROLE_USER, group: 'user', page: Orders },
+  // Administration pages (issue 12, admin part); least roles per docs/api.md.
+  { path: '/admin/users', label: 'nav.users', role: ROLE_ADMIN, group: 'admin', page: Users },
+  { path: '/admin/channels', label: 'nav.channels', role: ROLE_ADMIN, group: 'admin', page: Channels },
+  { path: '/admin/prices', label: 'nav.prices', role: ROLE_ROOT, group: 'admin', page: Prices },
+  { path: '/admin/redemptions', label: 'nav.redemptions', role: ROLE_ADMIN, group: 'admin', page: Redemptions },
+  { path: '/admin/nodes', label: 'nav.nodes', role: ROLE_ROOT, group: 'admin', page: Nodes },
 ];
 
 // guestRoutes are shown only when logged out.
