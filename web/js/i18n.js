@@ -138,6 +138,34 @@ const dict = {
     'nodes.secret': "The node's cluster secret", 'nodes.heartbeat': 'Last heartbeat', 'nodes.failures': 'Failed pings',
     'nodes.never': 'Never', 'nodes.status1': 'Alive', 'nodes.status2': 'Failed', 'nodes.ping': 'Ping',
     'nodes.pingOK': 'Answered in {ms} ms; {learned} nodes learned.', 'nodes.pingFailed': 'No answer: {error}',
+    // Administration pages: commerce (plans, orders, subscriptions, diagnostics).
+    'nav.adminPlans': 'Manage plans', 'nav.adminOrders': 'All orders', 'nav.adminSubs': 'All subscriptions', 'nav.adminDiag': 'Subscription check',
+    // Admin plans page.
+    'aplans.create': 'Create a plan', 'aplans.edit': 'Edit the plan', 'aplans.confirmDelete': 'Delete the plan "{name}" for good?',
+    'aplans.duration': 'Duration', 'aplans.models': 'Models', 'aplans.defaultModel': 'Default model', 'aplans.noDefault': 'None',
+    'aplans.status1': 'Listed', 'aplans.status0': 'Unlisted', 'aplans.price': 'Price (CNY)', 'aplans.durationDays': 'Duration (days, 1–3650)',
+    'aplans.durationText': 'Duration as shown (optional)', 'aplans.tokens': 'Total token allowance',
+    'aplans.tokensHint': '0: no allowance over all models.', 'aplans.modelLimits': 'Limits per model',
+    'aplans.limitsHint': 'One row per model. An empty or 0 cell sets no limit; the period is 1–720 hours (default 5).',
+    'aplans.periodH': 'Period (hours)', 'aplans.rowModel': 'Model of row {n}', 'aplans.rowField': '{field}, row {n}',
+    'aplans.addRow': 'Add a model', 'aplans.removeRow': 'Remove row {n}', 'aplans.description': 'Description',
+    'aplans.features': 'Features', 'aplans.featuresHint': 'One per line, at most 50.', 'aplans.sort': 'Sort order (ascending)',
+    // Admin orders page.
+    'aorders.filters': 'Filter the orders', 'aorders.userID': 'User ID', 'aorders.keyword': 'Order number or username',
+    'aorders.tradeNo': 'Trade number', 'aorders.tradeNoHint': "The payment's reference, e.g. from the bank statement (optional).",
+    'aorders.paidAt': 'Paid', 'aorders.markPaid': 'Mark paid', 'aorders.markPaidTitle': 'Mark order {no} ({amount}) paid',
+    'aorders.refund': 'Refund', 'aorders.confirmRefund': 'Mark order {no} refunded? The credit or subscription it gave stays.',
+    'aorders.confirmDelete': 'Delete order {no} for good? What it activated stays.',
+    // Admin subscriptions page.
+    'asubs.create': 'Grant a subscription', 'asubs.grant': 'Grant', 'asubs.edit': 'Edit subscription {id} ({user})',
+    'asubs.plan': 'Plan', 'asubs.start': 'Start', 'asubs.end': 'End', 'asubs.billing': 'Billing type',
+    'asubs.billing_token': 'Tokens', 'asubs.billing_request': 'Requests', 'asubs.order': 'Order ID', 'asubs.notes': 'Notes',
+    'asubs.days': 'Days', 'asubs.daysHint': "0: the plan's duration.", 'asubs.cancel': 'Cancel it',
+    'asubs.confirmCancel': 'Cancel subscription {id} of {user}?', 'asubs.confirmDelete': 'Delete subscription {id} of {user} for good?',
+    // Subscription diagnostics page.
+    'diag.refresh': 'Check again', 'diag.summary': '{n} subscriptions checked (the first 100 by ID); {missing} without a plan ID.',
+    'diag.planID': 'Plan ID', 'diag.storedStatus': 'Status as stored', 'diag.orderPlan': "Order's plan ID",
+    'diag.noUser': 'no user {id}', 'diag.noOrder': 'order {id} missing', 'diag.granted': 'granted by an admin',
   },
   zh: {
     'nav.skip': '跳到正文', 'nav.groupUser': '我的账户', 'nav.groupAdmin': '系统管理',
@@ -269,6 +297,34 @@ const dict = {
     'nodes.secret': '该节点的集群密钥', 'nodes.heartbeat': '最近心跳', 'nodes.failures': '连续失败次数',
     'nodes.never': '从未', 'nodes.status1': '在线', 'nodes.status2': '失联', 'nodes.ping': 'Ping',
     'nodes.pingOK': '{ms} 毫秒内应答;获知 {learned} 个节点。', 'nodes.pingFailed': '无应答:{error}',
+    // Administration pages: commerce (plans, orders, subscriptions, diagnostics).
+    'nav.adminPlans': '套餐管理', 'nav.adminOrders': '订单管理', 'nav.adminSubs': '订阅管理', 'nav.adminDiag': '订阅诊断',
+    // Admin plans page.
+    'aplans.create': '新建套餐', 'aplans.edit': '编辑套餐', 'aplans.confirmDelete': '确定永久删除套餐“{name}”?',
+    'aplans.duration': '有效期', 'aplans.models': '模型', 'aplans.defaultModel': '默认模型', 'aplans.noDefault': '无',
+    'aplans.status1': '上架', 'aplans.status0': '下架', 'aplans.price': '价格(元)', 'aplans.durationDays': '有效天数(1–3650)',
+    'aplans.durationText': '有效期说明(可选)', 'aplans.tokens': '总 token 额度',
+    'aplans.tokensHint': '0:不设所有模型合计的额度。', 'aplans.modelLimits': '按模型限额',
+    'aplans.limitsHint': '每个模型一行。留空或 0 表示不限;周期为 1–720 小时(默认 5)。',
+    'aplans.periodH': '周期(小时)', 'aplans.rowModel': '第 {n} 行的模型', 'aplans.rowField': '第 {n} 行的{field}',
+    'aplans.addRow': '添加模型', 'aplans.removeRow': '删除第 {n} 行', 'aplans.description': '描述',
+    'aplans.features': '特性', 'aplans.featuresHint': '每行一项,最多 50 项。', 'aplans.sort': '排序(升序)',
+    // Admin orders page.
+    'aorders.filters': '筛选订单', 'aorders.userID': '用户 ID', 'aorders.keyword': '订单号或用户名',
+    'aorders.tradeNo': '交易号', 'aorders.tradeNoHint': '付款的流水号,如银行流水上的(可选)。',
+    'aorders.paidAt': '支付时间', 'aorders.markPaid': '标记已支付', 'aorders.markPaidTitle': '将订单 {no}({amount})标记为已支付',
+    'aorders.refund': '退款', 'aorders.confirmRefund': '将订单 {no} 标记为已退款?它已给出的额度或订阅保留。',
+    'aorders.confirmDelete': '确定永久删除订单 {no}?它已激活的内容保留。',
+    // Admin subscriptions page.
+    'asubs.create': '发放订阅', 'asubs.grant': '发放', 'asubs.edit': '编辑订阅 {id}({user})',
+    'asubs.plan': '套餐', 'asubs.start': '开始', 'asubs.end': '结束', 'asubs.billing': '计费类型',
+    'asubs.billing_token': '按 token', 'asubs.billing_request': '按次', 'asubs.order': '订单 ID', 'asubs.notes': '备注',
+    'asubs.days': '天数', 'asubs.daysHint': '0:使用套餐的有效天数。', 'asubs.cancel': '取消订阅',
+    'asubs.confirmCancel': '取消 {user} 的订阅 {id}?', 'asubs.confirmDelete': '确定永久删除 {user} 的订阅 {id}?',
+    // Subscription diagnostics page.
+    'diag.refresh': '重新检查', 'diag.summary': '已检查 {n} 个订阅(按 ID 前 100 个);{missing} 个没有套餐 ID。',
+    'diag.planID': '套餐 ID', 'diag.storedStatus': '存储的状态', 'diag.orderPlan': '订单的套餐 ID',
+    'diag.noUser': '用户 {id} 不存在', 'diag.noOrder': '订单 {id} 不存在', 'diag.granted': '管理员发放',
   },
 };
 

@@ -20,6 +20,11 @@ import { Channels } from './pages/channels.js';
 import { Prices } from './pages/prices.js';
 import { Redemptions } from './pages/redemptions.js';
 import { Nodes } from './pages/nodes.js';
+// Administration pages: commerce (plans, orders, subscriptions, diagnostics).
+import { AdminPlans } from './pages/adminplans.js';
+import { AdminOrders } from './pages/adminorders.js';
+import { AdminSubs } from './pages/adminsubs.js';
+import { AdminDiag } from './pages/admindiag.js';
 
 export const ROLE_USER = 1;
 export const ROLE_ADMIN = 10;
@@ -43,6 +48,11 @@ export const routes = [
   { path: '/admin/prices', label: 'nav.prices', role: ROLE_ROOT, group: 'admin', page: Prices },
   { path: '/admin/redemptions', label: 'nav.redemptions', role: ROLE_ADMIN, group: 'admin', page: Redemptions },
   { path: '/admin/nodes', label: 'nav.nodes', role: ROLE_ROOT, group: 'admin', page: Nodes },
+  // Administration pages: commerce. Plans are read by admins, written by root (the page hides writes).
+  { path: '/admin/plans', label: 'nav.adminPlans', role: ROLE_ADMIN, group: 'admin', page: AdminPlans },
+  { path: '/admin/orders', label: 'nav.adminOrders', role: ROLE_ADMIN, group: 'admin', page: AdminOrders },
+  { path: '/admin/subscriptions', label: 'nav.adminSubs', role: ROLE_ADMIN, group: 'admin', page: AdminSubs },
+  { path: '/admin/diag', label: 'nav.adminDiag', role: ROLE_ADMIN, group: 'admin', page: AdminDiag },
 ];
 
 // guestRoutes are shown only when logged out.
