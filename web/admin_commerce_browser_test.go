@@ -32,7 +32,7 @@ func TestBrowserRootManagesPlansOrdersAndSubscriptions(t *testing.T) {
 	e := apptest.New(t)
 	root := e.Root()
 	enableBank(root)
-	bob, _ := e.NewUser("bob", 1)
+	bob, bobID := e.NewUser("bob", 1)
 
 	p.login(e.Server.URL, "root", apptest.RootPassword)
 	// The pages ask before deleting, refunding or cancelling; the test says yes.
@@ -127,8 +127,22 @@ func TestBrowserRootManagesPlansOrdersAndSubscriptions(t *testing.T) {
 		t.Errorf("subscription status after cancel = %d, want 3", got.Status)
 	}
 
+	// Granted to bob by hand for 7 days: no order, the plan's limits.
+	p.click("#sub-new")
+	p.waitText("#subform-title", "Grant a subscription")
+	p.fill(`#sub-form input[name="user_id"]`, apptest.Path("%d", bobID))
+	p.fill(`#sub-form input[name="duration_days"]`, "7")
+	p.fill(`#sub-form textarea[name="notes"]`, "goodwill")
+	p.click(`#sub-form button[type="submit"]`)
+	p.waitText("#admin-subs", "goodwill")
+	subs = apptest.OKData[[]subRow](bob, "GET", "/api/subscription/self", nil)
+	if len(subs) != 1 || subs[0].OrderID != 0 || subs[0].PlanName != "Browser plan" {
+		t.Errorf("bob's active subscriptions after the grant: %+v", subs)
+	}
+
 	p.click(`#nav-admin a[href="/admin/diag"]`)
-	p.waitText("#diag-summary", "1 subscriptions checked")
+	p.waitText("#diag-summary", "2 subscriptions checked")
+	p.waitText("#diag-rows", "granted by an admin")
 	p.waitText("#diag-rows", order.OrderNo)
 
 	// Every commerce page in Chinese: no label missing.
