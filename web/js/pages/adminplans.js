@@ -122,7 +122,7 @@ function PlanForm({ initial, onSaved, onCancel }) {
     <fieldset class="limits-editor">
       <legend>${t('aplans.modelLimits')}</legend>
       <p class="muted">${t('aplans.limitsHint')}</p>
-      <table id="plan-limits">
+      <div class="scroll"><table id="plan-limits">
         <thead><tr><th>${t('prices.model')}</th><th>${t('aplans.periodH')}</th>
           ${limitFields.map((k) => html`<th>${t('subs.limit.' + k)}</th>`)}<th><span class="sr-only">${t('keys.actions')}</span></th></tr></thead>
         <tbody>
@@ -138,7 +138,7 @@ function PlanForm({ initial, onSaved, onCancel }) {
               ${t('aplans.removeRow', { n: i + 1 })}</button></td>
           </tr>`)}
         </tbody>
-      </table>
+      </table></div>
       <button type="button" id="plan-add-row" onClick=${() => setRows([...rows, emptyRow()])}>${t('aplans.addRow')}</button>
     </fieldset>
     <${Select} label=${t('aplans.defaultModel')} name="default_model" value=${f.default_model} onInput=${set('default_model')}
