@@ -20,6 +20,9 @@ import { Channels } from './pages/channels.js';
 import { Prices } from './pages/prices.js';
 import { Redemptions } from './pages/redemptions.js';
 import { Nodes } from './pages/nodes.js';
+// Settings pages (issue 12: top-up and payment settings, runtime options).
+import { Settings } from './pages/settings.js';
+import { Options } from './pages/options.js';
 
 export const ROLE_USER = 1;
 export const ROLE_ADMIN = 10;
@@ -43,6 +46,9 @@ export const routes = [
   { path: '/admin/prices', label: 'nav.prices', role: ROLE_ROOT, group: 'admin', page: Prices },
   { path: '/admin/redemptions', label: 'nav.redemptions', role: ROLE_ADMIN, group: 'admin', page: Redemptions },
   { path: '/admin/nodes', label: 'nav.nodes', role: ROLE_ROOT, group: 'admin', page: Nodes },
+  // Settings pages (issue 12): root only (docs/api.md).
+  { path: '/admin/settings', label: 'nav.settings', role: ROLE_ROOT, group: 'admin', page: Settings },
+  { path: '/admin/options', label: 'nav.options', role: ROLE_ROOT, group: 'admin', page: Options },
 ];
 
 // guestRoutes are shown only when logged out.
