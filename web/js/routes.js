@@ -25,6 +25,9 @@ import { AdminPlans } from './pages/adminplans.js';
 import { AdminOrders } from './pages/adminorders.js';
 import { AdminSubs } from './pages/adminsubs.js';
 import { AdminDiag } from './pages/admindiag.js';
+// Settings pages (issue 12: top-up and payment settings, runtime options).
+import { Settings } from './pages/settings.js';
+import { Options } from './pages/options.js';
 
 export const ROLE_USER = 1;
 export const ROLE_ADMIN = 10;
@@ -53,6 +56,9 @@ export const routes = [
   { path: '/admin/orders', label: 'nav.adminOrders', role: ROLE_ADMIN, group: 'admin', page: AdminOrders },
   { path: '/admin/subscriptions', label: 'nav.adminSubs', role: ROLE_ADMIN, group: 'admin', page: AdminSubs },
   { path: '/admin/diag', label: 'nav.adminDiag', role: ROLE_ADMIN, group: 'admin', page: AdminDiag },
+  // Settings pages (issue 12): root only (docs/api.md).
+  { path: '/admin/settings', label: 'nav.settings', role: ROLE_ROOT, group: 'admin', page: Settings },
+  { path: '/admin/options', label: 'nav.options', role: ROLE_ROOT, group: 'admin', page: Options },
 ];
 
 // guestRoutes are shown only when logged out.

@@ -6,6 +6,7 @@ import { get, query } from '../api.js';
 import { t } from '../i18n.js';
 import { count, money } from '../format.js';
 import { Alert } from '../ui.js';
+import { TopUsers } from './topusers.js';
 
 const RANGES = ['today', '7d', '30d', 'all'];
 
@@ -40,5 +41,6 @@ export function Overview({ session }) {
       ${stat(t('overview.refund'), cny(data.revenue.refund))}
     </div>
     <p class="muted">${t('overview.enabledOfTotal')}</p>`}
+    <${TopUsers} range=${range} perUnit=${perUnit} />
   </section>`;
 }

@@ -1,0 +1,145 @@
+// Top-up and payment channel settings (root): GET/PUT /api/setting/topup,
+// GET /api/setting/payment and PUT /api/setting/payment/{method}. Secrets
+// come back from the server as "******" and are shown so; sending the mask
+// back keeps the stored secret (docs/api.md Payment channels).
+import { useEffect, useState } from 'preact/hooks';
+import { html } from '../html.js';
+import { get, put } from '../api.js';
+import { t } from '../i18n.js';
+import { Alert, Field } from '../ui.js';
+import { TextArea, runner } from './adminui.js';
+
+// The config fields of each channel, in form order. pem: a key the root
+// may load from a .pem file (read in the browser, never sent elsewhere);
+// multi: a textarea; file: a stored file path, shown read-only.
+const FIELDS = {
+  mobile_a: [['app_id'], ['mch_id'], ['api_key', 'secret'], ['notify_url'], ['gateway'], ['cert_file', 'file'], ['key_file', 'file']],
+  mobile_b: [['app_id'], ['private_key', 'pem'], ['public_key', 'pem'], ['gateway'], ['notify_url'],
+    ['private_key_file', 'file'], ['public_key_file', 'file']],
+  bank: [['account_name'], ['account_no'], ['bank_name'], ['branch'], ['notes', 'multi']],
+};
+
+export function Settings() {
+  const [error, setError] = useState('');
+  const [channels, setChannels] = useState([]);
+  const run = runner(setError);
+  const load = () => run(async () => setChannels((await get('/api/setting/payment')).data || []));
+  useEffect(() => { load(); }, []);
+  return html`<section>
+    <h1>${t('nav.settings')}</h1>
+    <${TopupSettings} />
+    <h2>${t('settings.payment')}</h2>
+    <${Alert} error=${error} />
+    ${channels.map((c) => html`<${ChannelForm} key=${c.method} channel=${c} onSaved=${load} />`)}
+  </section>`;
+}
+
+function TopupSettings() {
+  const [f, setF] = useState(null);
+  const [error, setError] = useState('');
+  const [saved, setSaved] = useState('');
+  const run = runner(setError);
+  const load = () => run(async () => {
+    const d = (await get('/api/setting/topup')).data;
+    setF({ enabled: d.enabled, allow_custom: d.allow_custom, exchange_rate: String(d.exchange_rate),
+      presets: (d.presets || []).map((p) => ({ amount: String(p.amount), bonus_quota: String(p.bonus_quota) })) });
+  });
+  useEffect(() => { load(); }, []);
+  if (!f) return html`<${Alert} error=${error} />`;
+  const set = (k) => (v) => setF({ ...f, [k]: v });
+  const setPreset = (i, k) => (v) => setF({ ...f, presets: f.presets.map((p, j) => (j === i ? { ...p, [k]: v } : p)) });
+  const submit = (e) => {
+    e.preventDefault();
+    setSaved('');
+    run(async () => {
+      const env = await put('/api/setting/topup', {
+        enabled: f.enabled, allow_custom: f.allow_custom, exchange_rate: Number(f.exchange_rate),
+        presets: f.presets.map((p) => ({ amount: Number(p.amount), bonus_quota: Number(p.bonus_quota || 0) })),
+      });
+      setSaved(env.message || t('settings.saved'));
+      await load();
+    });
+  };
+  return html`<form class="card" id="topup-settings" onSubmit=${submit} aria-labelledby="topup-settings-title">
+    <h2 id="topup-settings-title">${t('settings.topup')}</h2>
+    <${Alert} error=${error} />
+    <${Alert} error=${saved} kind="ok" />
+    <${Field} type="checkbox" label=${t('settings.topupEnabled')} name="enabled" value=${f.enabled} onInput=${set('enabled')} />
+    <${Field} type="checkbox" label=${t('settings.allowCustom')} name="allow_custom" value=${f.allow_custom} onInput=${set('allow_custom')} />
+    <${Field} type="number" min="1" step="1" label=${t('settings.exchangeRate')} hint=${t('settings.exchangeRateHint')}
+      name="exchange_rate" value=${f.exchange_rate} onInput=${set('exchange_rate')} />
+    <fieldset>
+      <legend>${t('settings.presets')}</legend>
+      ${f.presets.map((p, i) => html`<div class="preset-row" key=${i} data-preset=${i}>
+        <${Field} type="number" min="0" step="0.01" label=${t('settings.presetAmount', { n: i + 1 })} name="amount" value=${p.amount} onInput=${setPreset(i, 'amount')} />
+        <${Field} type="number" min="0" step="1" label=${t('settings.presetBonus', { n: i + 1 })} name="bonus_quota" value=${p.bonus_quota} onInput=${setPreset(i, 'bonus_quota')} />
+        <button type="button" class="danger" onClick=${() => setF({ ...f, presets: f.presets.filter((_, j) => j !== i) })}>
+          ${t('settings.presetRemove', { n: i + 1 })}</button>
+      </div>`)}
+      <button type="button" id="preset-add" onClick=${() => setF({ ...f, presets: [...f.presets, { amount: '', bonus_quota: '0' }] })}>
+        ${t('settings.presetAdd')}</button>
+    </fieldset>
+    <button class="primary" type="submit">${t('action.save')}</button>
+  </form>`;
+}
+
+// readPEM reads a chosen file as text in the browser.
+const readPEM = (file) => new Promise((resolve, reject) => {
+  const r = new FileReader();
+  r.onload = () => resolve(String(r.result));
+  r.onerror = () => reject(r.error);
+  r.readAsText(file);
+});
+
+function ChannelForm({ channel, onSaved }) {
+  const m = channel.method;
+  const fields = FIELDS[m] || [];
+  const initial = () => Object.fromEntries(fields.map(([k]) => [k, String(channel.config?.[k] ?? '')]));
+  const [cfg, setCfg] = useState(initial);
+  const [enabled, setEnabled] = useState(Boolean(channel.enabled));
+  const [error, setError] = useState('');
+  const [saved, setSaved] = useState('');
+  useEffect(() => { setCfg(initial()); setEnabled(Boolean(channel.enabled)); }, [channel]);
+  const run = runner(setError);
+  const set = (k) => (v) => setCfg((c) => ({ ...c, [k]: v }));
+  const load = (k) => (e) => {
+    const file = e.currentTarget.files[0];
+    if (file) run(async () => set(k)(await readPEM(file)));
+  };
+  const submit = (e) => {
+    e.preventDefault();
+    setSaved('');
+    run(async () => {
+      // Stored file paths are the server's: not sent back.
+      const config = Object.fromEntries(fields.filter(([, kind]) => kind !== 'file').map(([k]) => [k, cfg[k]]));
+      const env = await put(`/api/setting/payment/${m}`, { enabled, config });
+      setSaved(env.message || t('settings.saved'));
+      onSaved();
+    });
+  };
+  const label = (k) => t('settings.f_' + k);
+  return html`<form class="card" id=${'pay-' + m} onSubmit=${submit} aria-labelledby=${'pay-title-' + m}>
+    <h3 id=${'pay-title-' + m}>${t('pay.' + m)}</h3>
+    <${Alert} error=${error} />
+    <${Alert} error=${saved} kind="ok" />
+    <${Field} type="checkbox" label=${t('settings.channelEnabled')} name="enabled" value=${enabled} onInput=${setEnabled} />
+    ${fields.map(([k, kind]) => {
+      if (kind === 'file') {
+        return html`<p class="muted" key=${k}>${label(k)}: <code>${cfg[k] || t('settings.noFile')}</code></p>`;
+      }
+      if (kind === 'pem') {
+        return html`<div key=${k}>
+          <${TextArea} label=${label(k)} hint=${t('settings.pemHint')} name=${k} rows="4" value=${cfg[k]} onInput=${set(k)} spellcheck="false" />
+          <div class="field">
+            <label for=${`pem-${m}-${k}`}>${t('settings.pemFile', { field: label(k) })}</label>
+            <input id=${`pem-${m}-${k}`} name=${k + '_upload'} type="file" accept=".pem,.key,.txt,application/x-pem-file" onChange=${load(k)} />
+          </div>
+        </div>`;
+      }
+      if (kind === 'multi') return html`<${TextArea} key=${k} label=${label(k)} name=${k} rows="3" value=${cfg[k]} onInput=${set(k)} />`;
+      return html`<${Field} key=${k} label=${label(k)} name=${k} value=${cfg[k]} onInput=${set(k)}
+        hint=${kind === 'secret' ? t('settings.secretHint') : ''} autocomplete="off" />`;
+    })}
+    <button class="primary" type="submit">${t('action.save')}</button>
+  </form>`;
+}
