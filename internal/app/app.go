@@ -98,7 +98,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if cfg.SessionSecretGenerated {
 		log.Warn("SESSION_SECRET is not set: a random one is used, so sessions end when the process stops; set it for restarts and for several nodes")
 	}
-	st, err := store.Open(ctx, store.Options{DSN: cfg.SQLDSN, SQLitePath: cfg.SQLitePath, NodeID: cfg.Cluster.NodeID, Logger: log})
+	st, err := store.Open(ctx, store.Options{DSN: cfg.SQLDSN, SQLitePath: cfg.SQLitePath, NodeID: cfg.Cluster.NodeID,
+		MaxOpenConns: cfg.SQLMaxOpenConns, Logger: log})
 	if err != nil {
 		return nil, err
 	}

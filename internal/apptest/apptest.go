@@ -72,6 +72,9 @@ func Config(t testing.TB, env ...string) config.Config {
 		"ROOT_ACCESS_TOKEN":     RootAccessToken,
 		"SESSION_SECRET":        SessionSecret,
 		"SQL_DSN":               storetest.Selected(t).FreshDSN(t),
+		// The suites run several gateways at once (three-node clusters,
+		// packages in parallel) against one PostgreSQL of 100 clients.
+		"SQL_MAX_OPEN_CONNS": "12",
 	}
 	if url := os.Getenv("MODELGATE_TEST_REDIS"); url != "" {
 		vars["REDIS_CONN_STRING"] = url

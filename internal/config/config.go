@@ -27,6 +27,9 @@ type Config struct {
 	DataDir         string
 	SQLDSN          string // empty: SQLite at SQLitePath
 	SQLitePath      string
+	// SQLMaxOpenConns bounds this process's connections to a server
+	// database (SQL_MAX_OPEN_CONNS, default 32; SQLite keeps its 4).
+	SQLMaxOpenConns int
 	RedisConnString string
 	// RedisKeyPrefix starts every key modelgate writes to Redis, so several
 	// deployments can share one server.
@@ -122,6 +125,10 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		RootAccessToken:     strings.TrimSpace(getenv("ROOT_ACCESS_TOKEN")),
 	}
 
+	c.SQLMaxOpenConns = intVar("SQL_MAX_OPEN_CONNS", 32)
+	if c.SQLMaxOpenConns < 2 || c.SQLMaxOpenConns > 1000 {
+		bad("SQL_MAX_OPEN_CONNS: must be 2 to 1000")
+	}
 	c.ShutdownTimeout = durationVar("SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.BodyReadTimeout = durationVar("BODY_READ_TIMEOUT", 60*time.Second)
 

@@ -48,7 +48,11 @@ type Options struct {
 	// NodeID is the cluster node number (0 on a single node); it is the
 	// residue of every row id this process allocates (docs/architecture.md, Cluster).
 	NodeID int
-	Logger *slog.Logger
+	// MaxOpenConns bounds the connections to a server database (0: 32).
+	// Nodes sharing one database must together stay below its client
+	// limit (PostgreSQL's max_connections is 100 by default).
+	MaxOpenConns int
+	Logger       *slog.Logger
 }
 
 // Store is the database handle. It is safe for concurrent use.
@@ -154,8 +158,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.SetMaxOpenConns(4)
 		sqlDB.SetMaxIdleConns(4)
 	} else {
-		sqlDB.SetMaxOpenConns(32)
-		sqlDB.SetMaxIdleConns(16)
+		open := o.MaxOpenConns
+		if open <= 0 {
+			open = 32
+		}
+		sqlDB.SetMaxOpenConns(open)
+		sqlDB.SetMaxIdleConns(max(open/2, 1))
 		sqlDB.SetConnMaxLifetime(30 * time.Minute)
 	}
 	if err := sqlDB.PingContext(ctx); err != nil {
