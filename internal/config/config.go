@@ -23,10 +23,10 @@ import (
 // Config is everything the process reads at start. Runtime settings that an
 // admin can change live in the database (package option), not here.
 type Config struct {
-	Port            int
-	DataDir         string
-	SQLDSN          string // empty: SQLite at SQLitePath
-	SQLitePath      string
+	Port       int
+	DataDir    string
+	SQLDSN     string // empty: SQLite at SQLitePath
+	SQLitePath string
 	// SQLMaxOpenConns bounds this process's connections to a server
 	// database (SQL_MAX_OPEN_CONNS, default 32; SQLite keeps its 4).
 	SQLMaxOpenConns int
