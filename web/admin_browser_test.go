@@ -75,7 +75,9 @@ func TestBrowserRootCreatesChannelAndPriceThenRelays(t *testing.T) {
 	}
 	p.do("set the right key", chromedp.SendKeys(chromedp.CSS(`#channel-form input[name="key"]`), fakeupstream.DefaultKey))
 	p.click(`#channel-form button[type="submit"]`)
-	p.waitText("#channels", "browser channel")
+	// The form closes once the server saved the key; the table showed the
+	// channel already, so waiting on it let the test run with the old key.
+	p.waitText("#channel-new", "Create a channel")
 	p.click(`tr[data-channel="browser channel"] button.test`)
 	p.waitText(`tr[data-channel="browser channel"] .test-result.ok`, "ms (browser-model)")
 	p.screenshot("admin-channels")
