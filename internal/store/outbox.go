@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
 	"sync"
 	"time"
 
@@ -393,15 +392,4 @@ func (s *Store) PruneEvents(ctx context.Context, through, ackedBefore, olderThan
 		return res.Error
 	})
 	return n, wrap("prune cluster events", err)
-}
-
-// sortedCols is the columns of d in order, for statements the same on
-// every run.
-func sortedCols(d map[string]int64) []string {
-	cols := make([]string, 0, len(d))
-	for c := range d {
-		cols = append(cols, c)
-	}
-	sort.Strings(cols)
-	return cols
 }

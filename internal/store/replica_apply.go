@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -369,7 +371,7 @@ type parkedDelta struct {
 
 func (parkedDelta) TableName() string { return "cluster_parked" }
 
-// deltaLimits bounds each counter's amount in one event: a balance moves
+// deltaAllowed bounds each counter's amount in one event: a balance moves
 // by at most MaxBalance, a usage counter only grows.
 func deltaAllowed(col string, v int64) bool {
 	switch col {
@@ -449,7 +451,7 @@ func (tx *Tx) unpark(t *replicated, id int64) error {
 func (tx *Tx) addCounters(t *replicated, id int64, d counterDelta) (found bool, err error) {
 	var sets []string
 	var args []any
-	for _, c := range sortedCols(d) {
+	for _, c := range slices.Sorted(maps.Keys(d)) { // the same statement every run
 		v := d[c]
 		if v == 0 && c != "request_count" {
 			continue

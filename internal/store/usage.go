@@ -9,7 +9,6 @@ import (
 	"math"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/planlimit"
 )
@@ -75,7 +74,7 @@ func validUsageOp(op UsageOp) error {
 	switch {
 	case op.SubscriptionID <= 0:
 		return fmt.Errorf("%w: subscription id %d", planlimit.ErrInvalid, op.SubscriptionID)
-	case op.Model == "" || len(op.Model) > maxModelBytes || !utf8.ValidString(op.Model) || strings.ContainsRune(op.Model, 0):
+	case op.Model == "" || len(op.Model) > maxModelBytes || !validText(op.Model):
 		return fmt.Errorf("%w: model name must be 1..%d bytes of UTF-8 without NUL", planlimit.ErrInvalid, maxModelBytes)
 	case op.Now.IsZero():
 		return fmt.Errorf("%w: no time given", planlimit.ErrInvalid)
