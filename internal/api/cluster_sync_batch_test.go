@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -287,6 +288,27 @@ func TestClusterSyncRefusals(t *testing.T) {
 	if q := quotaOn(t, root, uid); q != before+5 {
 		t.Fatalf("quota %d, want %d", q, before+5)
 	}
+
+	// Hostile content inside well-formed events: a NUL in a row's text, an
+	// amount at int64's limit. Each is skipped alone; nothing changes.
+	now := time.Now()
+	nul := replicate.Event{ID: 157, TableName: "users", Operation: "UPDATE", PrimaryKey: uid,
+		Data:      json.RawMessage(fmt.Sprintf(`{"id":%d,"username":"target","display_name":"x\u0000y"}`, uid)),
+		EventTime: now.Unix(), EventTimeUS: now.UnixMicro()}
+	huge := with(func(e *replicate.Event) { e.ID = 207; e.Data = json.RawMessage(`{"quota":9223372036854775807}`) })
+	if a := push(t, c, 7, []replicate.Event{nul, huge}); a != (replicate.Answer{Skipped: 2}) {
+		t.Fatalf("hostile events: %+v", a)
+	}
+	if q := quotaOn(t, root, uid); q != before+5 {
+		t.Fatalf("quota %d after hostile events, want %d", q, before+5)
+	}
+	if u, _ := row(t, root, apptest.Path("/api/user/%d", uid)); u["display_name"] != "target" {
+		t.Fatalf("display name after a NUL event: %v", u["display_name"])
+	}
+	// A body beyond the 16 MiB limit is refused before anything is read
+	// into events.
+	big := map[string]any{"source_node_id": 7, "events": []any{map[string]any{"data": map[string]any{"pad": strings.Repeat("x", 17<<20)}}}}
+	c.Fail("POST", "/api/cluster/sync", big, http.StatusRequestEntityTooLarge, "请求体过大,上限 16 MiB")
 }
 
 // A delta for a row that has not arrived waits for it; a DELETE is not
