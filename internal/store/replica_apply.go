@@ -126,7 +126,12 @@ func (tx *Tx) applySafely(ev Event) (bool, error) {
 	}
 	switch {
 	case errors.Is(err, errStale):
-	case errors.Is(err, errSkip) || isUniqueViolation(err):
+	case isUniqueViolation(err):
+		// Not the driver's text: MySQL's names the duplicate value, which
+		// may be a key hash.
+		tx.s.log.Warn("cluster event skipped: a unique key it holds belongs to another row here", "event_id", ev.ID,
+			"node_id", ev.Node(), "table", ev.Table, "operation", ev.Op, "primary_key", ev.PK)
+	case errors.Is(err, errSkip):
 		tx.s.log.Warn("cluster event skipped: it cannot apply here", "event_id", ev.ID, "node_id", ev.Node(),
 			"table", ev.Table, "operation", ev.Op, "primary_key", ev.PK, "err", err)
 	case isDataError(err):
