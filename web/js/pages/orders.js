@@ -7,7 +7,7 @@ import { get, post, query } from '../api.js';
 import { t } from '../i18n.js';
 import { dateTime } from '../format.js';
 import { Alert, Pager } from '../ui.js';
-import { MethodSelect, PayResult, orderStatus, userMethods, yuan } from './pay.js';
+import { MethodSelect, PayResult, chosenMethod, orderStatus, yuan } from './pay.js';
 
 const PAGE_SIZE = 10;
 
@@ -32,9 +32,9 @@ export function Orders() {
     }
     load();
   };
-  const startPay = (o) => setPaying({ order: o, method: userMethods.includes(o.pay_method) ? o.pay_method : channels.find((c) => userMethods.includes(c)) || '', pay: null });
+  const startPay = (o) => setPaying({ order: o, method: o.pay_method || '', pay: null });
   const payNow = () => act(async () => {
-    const env = await post(`/api/order/self/${paying.order.id}/pay`, { pay_method: paying.method });
+    const env = await post(`/api/order/self/${paying.order.id}/pay`, { pay_method: chosenMethod(channels, paying.method) });
     setPaying({ ...paying, pay: env.data.pay });
   });
   const cancel = (o) => act(async () => {
@@ -57,7 +57,7 @@ export function Orders() {
       <h2 id="repay-title">${t('orders.payTitle', { no: paying.order.order_no, amount: yuan(paying.order.amount) })}</h2>
       <${MethodSelect} id="repay-method" channels=${channels} value=${paying.method} onChange=${(m) => setPaying({ ...paying, method: m })} />
       <div class="actions">
-        <button class="primary" type="button" disabled=${!paying.method} onClick=${payNow}>${t('pay.payNow')}</button>
+        <button class="primary" type="button" disabled=${!chosenMethod(channels, paying.method)} onClick=${payNow}>${t('pay.payNow')}</button>
         <button type="button" onClick=${() => setPaying(null)}>${t('action.close')}</button>
       </div>
       <${PayResult} pay=${paying.pay} />

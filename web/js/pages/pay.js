@@ -8,14 +8,26 @@ import { encode } from '../../vendor/uqr.mjs';
 
 // userMethods are the channels self-service may use (docs/api.md
 // POST /api/topup/order); the enabled ones come from /api/payment/status.
-export const userMethods = ['mobile_a', 'mobile_b', 'bank'];
+const userMethods = ['mobile_a', 'mobile_b', 'bank'];
 
 // yuan shows an order amount, which the API answers in CNY (not quota).
 export const yuan = (v) => '¥' + Number(v || 0).toFixed(2);
 
-// MethodSelect picks one of the enabled channels.
+// chosenMethod is the channel a payment uses: the one picked when it is
+// usable, else the first usable one. Pages derive it on every render rather
+// than fixing a default when they mount: a checkout opened before
+// /api/payment/status answered would otherwise keep "" after the channels
+// arrive, while the select shows the first one.
+export function chosenMethod(channels, picked) {
+  const usable = channels.filter((c) => userMethods.includes(c));
+  return usable.includes(picked) ? picked : usable[0] || '';
+}
+
+// MethodSelect picks one of the enabled channels; value is shown through
+// chosenMethod, so the select never shows a channel the page will not send.
 export function MethodSelect({ id, channels, value, onChange }) {
   const usable = channels.filter((c) => userMethods.includes(c));
+  value = chosenMethod(channels, value);
   return html`<div class="field">
     <label for=${id}>${t('pay.method')}</label>
     <select id=${id} value=${value} onChange=${(e) => onChange(e.currentTarget.value)}>

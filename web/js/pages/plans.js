@@ -8,7 +8,7 @@ import { get, post } from '../api.js';
 import { t } from '../i18n.js';
 import { Alert } from '../ui.js';
 import { Link } from '../router.js';
-import { MethodSelect, PayResult, orderStatus, userMethods, yuan } from './pay.js';
+import { MethodSelect, PayResult, chosenMethod, orderStatus, yuan } from './pay.js';
 
 // limitModels lists the models a plan's model_limits names.
 function limitModels(text) {
@@ -23,7 +23,8 @@ function limitModels(text) {
 function Checkout({ plan, channels, onClose }) {
   const [mode, setMode] = useState('stack');
   const [order, setOrder] = useState(null);
-  const [method, setMethod] = useState(channels.find((c) => userMethods.includes(c)) || '');
+  const [picked, setMethod] = useState('');
+  const method = chosenMethod(channels, picked);
   const [pay, setPay] = useState(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);

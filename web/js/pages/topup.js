@@ -9,7 +9,7 @@ import { t } from '../i18n.js';
 import { money } from '../format.js';
 import { Alert, Field } from '../ui.js';
 import { Link } from '../router.js';
-import { MethodSelect, PayResult, userMethods, yuan } from './pay.js';
+import { MethodSelect, PayResult, chosenMethod, yuan } from './pay.js';
 
 export function Topup({ session }) {
   const perUnit = session.status.quota_per_unit;
@@ -23,7 +23,6 @@ export function Topup({ session }) {
   useEffect(() => {
     get('/api/payment/status').then((env) => {
       setSt(env.data);
-      setMethod((env.data.channels || []).find((c) => userMethods.includes(c)) || '');
       const first = (env.data.presets || [])[0];
       setChoice(first ? String(first.amount) : env.data.allow_custom ? 'custom' : '');
     }, (err) => setError(err.message));
@@ -36,7 +35,7 @@ export function Topup({ session }) {
     setError('');
     setResult(null);
     try {
-      const body = { pay_method: method };
+      const body = { pay_method: chosenMethod(st.channels || [], method) };
       if (choice === 'custom') body.amount = Number(custom);
       else body.preset_amount = Number(choice);
       setResult(await post('/api/topup/order', body));
@@ -70,7 +69,7 @@ export function Topup({ session }) {
             hint=${t('topup.credits', { quota: money(customQuota, perUnit) })} />`}
         </fieldset>
         <${MethodSelect} id="topup-method" channels=${st.channels || []} value=${method} onChange=${setMethod} />
-        <button class="primary" type="submit" disabled=${busy || !method || !choice}>${t('topup.submit')}</button>
+        <button class="primary" type="submit" disabled=${busy || !chosenMethod(st.channels || [], method) || !choice}>${t('topup.submit')}</button>
       </form>`}
     ${result && html`<div class="card" id="topup-order">
       <p>${t('topup.ordered', { amount: yuan(result.amount), quota: money(result.bonus_quota, perUnit) })}</p>
