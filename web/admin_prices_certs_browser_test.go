@@ -169,6 +169,12 @@ func TestBrowserRootUploadsWeChatCertificates(t *testing.T) {
 	p.waitText(`#pay-mobile_a [data-file="cert_file"] .stored-path`, "mobile_a-cert_file-")
 	p.waitText(`#pay-mobile_a [data-file="key_file"] .stored-path`, "mobile_a-key_file-")
 	p.screenshot("admin-settings-wechat-certs")
+	if os.Getenv("MODELGATE_CONSOLE_DOC_SHOTS") == "1" { // WeChat Pay's form with its stored files, without the saved notice
+		p.do("reload", chromedp.Reload())
+		p.waitText(`#pay-mobile_a [data-file="key_file"] .stored-path`, "mobile_a-key_file-")
+		eval[bool](p, `(() => { document.querySelector('#pay-mobile_a').scrollIntoView(); return true; })()`)
+		docShot(p, "console-admin-settings")
+	}
 
 	var channels []struct {
 		Method string `json:"method"`

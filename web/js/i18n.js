@@ -198,7 +198,7 @@ const dict = {
     'prices.tiers': 'Context-length tiers', 'prices.tierAbove': 'Prompt above (tokens)', 'prices.noTiers': 'No tiers: the prices above apply to every prompt.',
     'prices.tiersHint': 'A call whose whole prompt is above a tier\'s size is billed, every part of it, at the last such tier\'s prices; sizes ascend, at most 8 tiers; a cache price of 0 is the tier\'s input price.',
     'prices.tierAdd': 'Add a tier',
-    'settings.uploadFile': 'Upload {field} (PEM)', 'settings.storedFile': 'Stored file',
+    'settings.uploadFile': '{field}: upload a PEM file', 'settings.storedFile': 'Stored file',
   },
   zh: {
     'nav.skip': '跳到正文', 'nav.groupUser': '我的账户', 'nav.groupAdmin': '系统管理',
@@ -390,7 +390,7 @@ const dict = {
     'prices.tiers': '上下文分档', 'prices.tierAbove': '提示超过(Token)', 'prices.noTiers': '没有分档:上面的价格适用于所有提示。',
     'prices.tiersHint': '整个提示超过某档起点的调用,其所有部分都按最后一个满足条件的分档价格计费;起点从小到大,最多 8 档;缓存价格为 0 表示该档的输入价格。',
     'prices.tierAdd': '添加分档',
-    'settings.uploadFile': '上传{field}(PEM)', 'settings.storedFile': '已存文件',
+    'settings.uploadFile': '{field}:上传 PEM 文件', 'settings.storedFile': '已存文件',
   },
 };
 
