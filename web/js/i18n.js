@@ -199,6 +199,10 @@ const dict = {
     'prices.tiersHint': 'A call whose whole prompt is above a tier\'s size is billed, every part of it, at the last such tier\'s prices; sizes ascend, at most 8 tiers; a cache price of 0 is the tier\'s input price.',
     'prices.tierAdd': 'Add a tier',
     'settings.uploadFile': '{field}: upload a PEM file', 'settings.storedFile': 'Stored file',
+    'nav.adminLogs': 'All logs', 'alogs.username': 'Username', 'alogs.channel': 'Channel ID', 'alogs.status': 'HTTP status',
+    'alogs.errorCode': 'Error code', 'alogs.keyword': 'Keyword', 'alogs.upstream': 'Upstream said',
+    'alogs.keywordHint': 'Part of a username, model, key name, details or request ID (slower on many logs).',
+    'alogs.stat': 'Usage logs matching: {requests} requests, {quota}, tokens {prompt} in / {completion} out.',
   },
   zh: {
     'nav.skip': '跳到正文', 'nav.groupUser': '我的账户', 'nav.groupAdmin': '系统管理',
@@ -391,6 +395,10 @@ const dict = {
     'prices.tiersHint': '整个提示超过某档起点的调用,其所有部分都按最后一个满足条件的分档价格计费;起点从小到大,最多 8 档;缓存价格为 0 表示该档的输入价格。',
     'prices.tierAdd': '添加分档',
     'settings.uploadFile': '{field}:上传 PEM 文件', 'settings.storedFile': '已存文件',
+    'nav.adminLogs': '全部日志', 'alogs.username': '用户名', 'alogs.channel': '渠道 ID', 'alogs.status': 'HTTP 状态码',
+    'alogs.errorCode': '错误码', 'alogs.keyword': '关键词', 'alogs.upstream': '上游返回',
+    'alogs.keywordHint': '用户名、模型、令牌名称、详情或请求 ID 的一部分(日志多时较慢)。',
+    'alogs.stat': '符合条件的消费日志:{requests} 次请求,{quota},Token 输入 {prompt} / 输出 {completion}。',
   },
 };
 
