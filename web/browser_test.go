@@ -71,6 +71,7 @@ func TestBrowserUserCreatesCopiesAndUsesAKey(t *testing.T) {
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, Username: "alice"})
 	_ = g
 	p.grantClipboard(e.Server.URL)
+	watchCSP(p)
 	p.login(e.Server.URL, "alice", "password-alice")
 	if n := eval[int](p, `document.querySelectorAll('#nav-admin').length`); n != 0 {
 		t.Errorf("a user sees the administration navigation")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -62,9 +63,29 @@ func checkUsage(p *page, prefix, model string, requests int) {
 	waitChartPixels(p, "#"+prefix+"-chart-models", "--chart-1", 200)
 	// The per-day line draws the model's point in --chart-1 too.
 	waitChartPixels(p, "#"+prefix+"-chart-days", "--chart-1", 10)
-	// The metric switch redraws with requests.
+	// The metric switch redraws with requests. Drawing broke nothing of
+	// the Content-Security-Policy (uPlot styles through the DOM, never a
+	// style attribute): watchCSP recorded every violation since the load.
 	p.choose("#"+prefix+"-metric", "requests")
 	p.waitText("#"+prefix+"-chart-models figcaption", "Requests")
 	waitChartPixels(p, "#"+prefix+"-chart-models", "--chart-1", 200)
 	p.choose("#"+prefix+"-metric", "quota")
+	p.waitText("#"+prefix+"-chart-models figcaption", "Cost")
+	waitChartPixels(p, "#"+prefix+"-chart-models", "--chart-1", 200)
+	if v := eval[[]string](p, `window.cspViolations || ['watchCSP was not called']`); len(v) > 0 {
+		p.t.Errorf("CSP violations while drawing charts: %v", v)
+	}
+}
+
+// watchCSP records every Content-Security-Policy violation of every
+// document the tab loads from now on in window.cspViolations. It must run
+// before the load: Chrome reports a repeated violation once per document.
+func watchCSP(p *page) {
+	p.t.Helper()
+	_, err := chromedp.Call(p.ctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `window.cspViolations = []; document.addEventListener('securitypolicyviolation',
+			(e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber));`})
+	if err != nil {
+		p.t.Fatalf("watch CSP violations: %v", err)
+	}
 }
