@@ -71,6 +71,7 @@ func TestBrowserUserCreatesCopiesAndUsesAKey(t *testing.T) {
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, Username: "alice"})
 	_ = g
 	p.grantClipboard(e.Server.URL)
+	watchCSP(p)
 	p.login(e.Server.URL, "alice", "password-alice")
 	if n := eval[int](p, `document.querySelectorAll('#nav-admin').length`); n != 0 {
 		t.Errorf("a user sees the administration navigation")
@@ -120,6 +121,64 @@ func TestBrowserUserCreatesCopiesAndUsesAKey(t *testing.T) {
 		t.Error("the disabled key still relays")
 	}
 	p.screenshot("keys-list")
+	if missing := p.missingLabels(); len(missing) > 0 {
+		t.Errorf("labels missing: %v", missing)
+	}
+
+	// The call made with the copied key is on the user's dashboard: the
+	// charts draw it and the tables list it.
+	p.click(`#nav-user a[href="/dashboard"]`)
+	p.waitText("h1", "Dashboard")
+	p.waitText("#requests-7d", "1")
+	checkUsage(p, "dash", "gpt-test", 1)
+	p.screenshot("dashboard-charts")
+	// The charts follow the theme: after the toggle to dark the bar is in
+	// the dark theme's colour and none of the light one is left.
+	light := eval[string](p, `getComputedStyle(document.documentElement).getPropertyValue('--chart-1').trim()`)
+	p.click("#theme") // system → light
+	p.click("#theme") // light → dark
+	p.waitText("#theme", "Dark theme")
+	if dark := eval[string](p, `getComputedStyle(document.documentElement).getPropertyValue('--chart-1').trim()`); dark == light {
+		t.Fatalf("--chart-1 is %s in both themes", dark)
+	}
+	waitChartPixels(p, "#dash-chart-models", "--chart-1", 200)
+	p.screenshot("dashboard-charts-dark")
+	// In Chinese: the charts' captions and text alternatives, no label missing.
+	p.choose("#lang", "zh")
+	p.waitText("h1", "仪表盘")
+	p.waitText("#dash-chart-models figcaption", "各模型费用")
+	if label := eval[string](p, `document.querySelector('#dash-chart-days [role=img]').getAttribute('aria-label')`); !strings.Contains(label, "每日费用") {
+		t.Errorf("the Chinese text alternative = %q", label)
+	}
+	if missing := p.missingLabels(); len(missing) > 0 {
+		t.Errorf("labels missing: %v", missing)
+	}
+	p.choose("#lang", "en")
+	p.waitText("h1", "Dashboard")
+
+	// Root's overview shows the same call among every user's usage.
+	p.click("#logout")
+	p.waitText("h1", "Log in")
+	p.login(e.Server.URL, "root", apptest.RootPassword)
+	p.click(`#nav-admin a[href="/admin"]`)
+	p.waitText("h1", "Overview")
+	checkUsage(p, "overview", "gpt-test", 1)
+	p.choose("#range", "today")
+	p.waitText("#overview-usage-title", "Today")
+	p.waitText(`#overview-models tr[data-model="gpt-test"] .requests`, "1")
+	if n := eval[int](p, `document.querySelectorAll('#overview-days tbody tr').length`); n != 1 {
+		t.Errorf("today's per-day table has %d rows, want 1", n)
+	}
+	p.choose("#range", "30d")
+	p.waitText("#overview-usage-title", "Last 30 days")
+	if n := eval[int](p, `document.querySelectorAll('#overview-days tbody tr').length`); n != 30 {
+		t.Errorf("30 days' per-day table has %d rows, want 30", n)
+	}
+	waitChartPixels(p, "#overview-chart-models", "--chart-1", 200)
+	p.screenshot("admin-overview-charts")
+	p.choose("#lang", "zh")
+	p.waitText("h1", "总览")
+	p.waitText("#overview-chart-days figcaption", "每日费用")
 	if missing := p.missingLabels(); len(missing) > 0 {
 		t.Errorf("labels missing: %v", missing)
 	}

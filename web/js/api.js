@@ -15,7 +15,10 @@ export class ApiError extends Error {
 // ApiError when success is false or the answer is not the envelope.
 export async function call(method, path, body) {
   const init = { method, credentials: 'same-origin', headers: {} };
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    // A multipart upload: the browser writes the Content-Type with its boundary.
+    init.body = body;
+  } else if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }

@@ -28,6 +28,8 @@ import { AdminDiag } from './pages/admindiag.js';
 // Settings pages (issue 12: top-up and payment settings, runtime options).
 import { Settings } from './pages/settings.js';
 import { Options } from './pages/options.js';
+// Every user's logs (admin).
+import { AdminLogs } from './pages/adminlogs.js';
 
 export const ROLE_USER = 1;
 export const ROLE_ADMIN = 10;
@@ -59,6 +61,7 @@ export const routes = [
   // Settings pages (issue 12): root only (docs/api.md).
   { path: '/admin/settings', label: 'nav.settings', role: ROLE_ROOT, group: 'admin', page: Settings },
   { path: '/admin/options', label: 'nav.options', role: ROLE_ROOT, group: 'admin', page: Options },
+  { path: '/admin/logs', label: 'nav.adminLogs', role: ROLE_ADMIN, group: 'admin', page: AdminLogs },
 ];
 
 // guestRoutes are shown only when logged out.

@@ -1,5 +1,7 @@
 // The admin overview: counts and money from
-// GET /api/admin/dashboard/overview, with its range switch.
+// GET /api/admin/dashboard/overview and every user's usage per day and
+// model from GET /api/admin/dashboard/charts as charts and tables, both
+// with the range switch; the range's top users below.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { get, query } from '../api.js';
@@ -7,19 +9,31 @@ import { t } from '../i18n.js';
 import { count, money } from '../format.js';
 import { Alert } from '../ui.js';
 import { TopUsers } from './topusers.js';
+import { UsageCharts, lastDays } from './usage.js';
 
 const RANGES = ['today', '7d', '30d', 'all'];
+// The chart window of each range, in UTC days: "all" charts the last 30
+// days (docs/api.md, GET /api/admin/dashboard/charts).
+const CHART_DAYS = { today: 1, '7d': 7, '30d': 30, all: 30 };
 
 export function Overview({ session }) {
   const perUnit = session.status.quota_per_unit;
   const [range, setRange] = useState('7d');
   const [data, setData] = useState(null);
+  const [usage, setUsage] = useState(null);
   const [error, setError] = useState('');
   useEffect(() => {
-    get('/api/admin/dashboard/overview' + query({ range })).then((env) => setData(env.data), (err) => setError(err.message));
+    // A slower answer of a range switched away from is dropped.
+    let live = true;
+    const fail = (err) => live && setError(err.message);
+    setError('');
+    get('/api/admin/dashboard/overview' + query({ range })).then((env) => live && setData(env.data), fail);
+    get('/api/admin/dashboard/charts' + query({ range })).then((env) => live && setUsage({ range, rows: env.data || [] }), fail);
+    return () => { live = false; };
   }, [range]);
   const stat = (label, value) => html`<div class="stat"><span>${label}</span><strong>${value}</strong></div>`;
   const cny = (v) => '¥' + (v || 0).toFixed(2);
+  const days = lastDays(CHART_DAYS[usage?.range || range]);
   return html`<section>
     <h1>${t('nav.overview')}</h1>
     <${Alert} error=${error} />
@@ -41,6 +55,8 @@ export function Overview({ session }) {
       ${stat(t('overview.refund'), cny(data.revenue.refund))}
     </div>
     <p class="muted">${t('overview.enabledOfTotal')}</p>`}
+    ${usage && html`<h2 id="overview-usage-title">${t('overview.usage', { range: t('range.' + (usage.range === 'all' ? '30d' : usage.range)) })}</h2>
+      <${UsageCharts} rows=${usage.rows.filter((r) => days.includes(r.day))} days=${days} perUnit=${perUnit} prefix="overview" />`}
     <${TopUsers} range=${range} perUnit=${perUnit} />
   </section>`;
 }

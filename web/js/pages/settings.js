@@ -11,7 +11,8 @@ import { TextArea, runner } from './adminui.js';
 
 // The config fields of each channel, in form order. pem: a key the root
 // may load from a .pem file (read in the browser, never sent elsewhere);
-// multi: a textarea; file: a stored file path, shown read-only.
+// multi: a textarea; file: a PEM file uploaded through the API's multipart
+// form (the stored path is the server's, shown read-only).
 const FIELDS = {
   mobile_a: [['app_id'], ['mch_id'], ['api_key', 'secret'], ['notify_url'], ['gateway'], ['cert_file', 'file'], ['key_file', 'file']],
   mobile_b: [['app_id'], ['private_key', 'pem'], ['public_key', 'pem'], ['gateway'], ['notify_url'],
@@ -96,10 +97,12 @@ function ChannelForm({ channel, onSaved }) {
   const fields = FIELDS[m] || [];
   const initial = () => Object.fromEntries(fields.map(([k]) => [k, String(channel.config?.[k] ?? '')]));
   const [cfg, setCfg] = useState(initial);
+  const [files, setFiles] = useState({}); // field → File chosen for upload
   const [enabled, setEnabled] = useState(Boolean(channel.enabled));
   const [error, setError] = useState('');
   const [saved, setSaved] = useState('');
   useEffect(() => { setCfg(initial()); setEnabled(Boolean(channel.enabled)); }, [channel]);
+  const [formKey, setFormKey] = useState(0); // bumped to clear the file inputs after a save
   const run = runner(setError);
   const set = (k) => (v) => setCfg((c) => ({ ...c, [k]: v }));
   const load = (k) => (e) => {
@@ -112,8 +115,20 @@ function ChannelForm({ channel, onSaved }) {
     run(async () => {
       // Stored file paths are the server's: not sent back.
       const config = Object.fromEntries(fields.filter(([, kind]) => kind !== 'file').map(([k]) => [k, cfg[k]]));
-      const env = await put(`/api/setting/payment/${m}`, { enabled, config });
+      let body = { enabled, config };
+      const chosen = Object.entries(files);
+      if (chosen.length > 0) {
+        // Files go as the API's multipart form: enabled, config as JSON
+        // text, and each file under its config field's name.
+        body = new FormData();
+        body.set('enabled', String(enabled));
+        body.set('config', JSON.stringify(config));
+        for (const [k, file] of chosen) body.set(k, file, file.name);
+      }
+      const env = await put(`/api/setting/payment/${m}`, body);
       setSaved(env.message || t('settings.saved'));
+      setFiles({});
+      setFormKey((n) => n + 1);
       onSaved();
     });
   };
@@ -125,7 +140,15 @@ function ChannelForm({ channel, onSaved }) {
     <${Field} type="checkbox" label=${t('settings.channelEnabled')} name="enabled" value=${enabled} onInput=${setEnabled} />
     ${fields.map(([k, kind]) => {
       if (kind === 'file') {
-        return html`<p class="muted" key=${k}>${label(k)}: <code>${cfg[k] || t('settings.noFile')}</code></p>`;
+        const pick = (e) => {
+          const file = e.currentTarget.files[0];
+          setFiles((fs) => { const next = { ...fs }; if (file) next[k] = file; else delete next[k]; return next; });
+        };
+        return html`<div class="field" key=${k + formKey} data-file=${k}>
+          <label for=${`file-${m}-${k}`}>${t('settings.uploadFile', { field: label(k) })}</label>
+          <input id=${`file-${m}-${k}`} name=${k} type="file" accept=".pem,.key,.crt,application/x-pem-file" onChange=${pick} />
+          <small>${t('settings.storedFile')}: <code class="stored-path">${cfg[k] || t('settings.noFile')}</code></small>
+        </div>`;
       }
       if (kind === 'pem') {
         return html`<div key=${k}>
