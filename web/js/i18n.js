@@ -185,6 +185,12 @@ const dict = {
     'nav.options': 'Runtime options', 'options.key': 'Option', 'options.value': 'Value',
     'options.editKey': 'Edit {key}', 'options.saved': '{key} saved.',
     'topUsers.title': 'Top users in range', 'topUsers.rank': 'Rank', 'topUsers.quota': 'Consumed', 'topUsers.plan': 'Current plan',
+    // Channel circuit breakers (channels page).
+    'breakers.tripped': 'Breaker open for {n} model(s)', 'breakers.errors': 'Recent upstream failures',
+    'breakers.perNode': 'Breakers are kept per node: this is the node that answered.',
+    'breakers.state_closed': 'Closed', 'breakers.state_open': 'Open', 'breakers.state_half_open': 'Probing',
+    'breakers.probeAt': 'probe at the first call after {time}', 'breakers.window': '{failures} of {calls} calls failed in the window',
+    'breakers.noAnswer': 'no answer', 'breakers.probe': 'probe',
   },
   zh: {
     'nav.skip': '跳到正文', 'nav.groupUser': '我的账户', 'nav.groupAdmin': '系统管理',
@@ -363,6 +369,12 @@ const dict = {
     'nav.options': '运行配置', 'options.key': '配置项', 'options.value': '值',
     'options.editKey': '编辑 {key}', 'options.saved': '{key} 已保存。',
     'topUsers.title': '范围内用量排行', 'topUsers.rank': '排名', 'topUsers.quota': '消耗', 'topUsers.plan': '当前套餐',
+    // 渠道熔断(渠道页)。
+    'breakers.tripped': '{n} 个模型已熔断', 'breakers.errors': '近期上游失败',
+    'breakers.perNode': '熔断状态按节点保存:这里是应答本页的节点。',
+    'breakers.state_closed': '正常', 'breakers.state_open': '熔断中', 'breakers.state_half_open': '探测中',
+    'breakers.probeAt': '{time} 之后的第一个调用触发探测', 'breakers.window': '窗口内 {calls} 次调用失败 {failures} 次',
+    'breakers.noAnswer': '无应答', 'breakers.probe': '探测',
   },
 };
 
