@@ -323,3 +323,47 @@ func TestBreakerListAndAdminTest(t *testing.T) {
 		t.Fatalf("a successful admin test left the breaker %+v", b)
 	}
 }
+
+// When every channel of the model is skipped, the call gets the existing
+// 503 no_channel without an upstream call, and pays nothing.
+func TestBreakerAllSkippedIsNoChannel(t *testing.T) {
+	f := newBreakerFleet(t)
+	f.ups[0].SetBehavior(fakeupstream.Behavior{Status: http.StatusBadGateway})
+	for range 5 { // gpt-b has only up0
+		if r := f.chatModel("gpt-b"); r.Status != http.StatusBadGateway {
+			t.Fatalf("want 502, got %d %s", r.Status, r.Body)
+		}
+	}
+	before := f.g.Quota(f.g.UserID)
+	r := f.chatModel("gpt-b")
+	if r.Status != http.StatusServiceUnavailable || !strings.Contains(string(r.Body), `"no_channel"`) {
+		t.Fatalf("want 503 no_channel, got %d %s", r.Status, r.Body)
+	}
+	if f.ups[0].Count() != 5 || f.g.Quota(f.g.UserID) != before {
+		t.Fatalf("upstream calls %d (want 5), balance %d → %d", f.ups[0].Count(), before, f.g.Quota(f.g.UserID))
+	}
+	wantReply(t, f.chat(""), "up1") // gpt-test's breaker on up0 is closed, up0 fails: up1
+	if b := f.breaker(t, f.ids[0], "gpt-test"); b.State != "closed" || b.WindowFailures != 1 {
+		t.Fatalf("gpt-b's failures reached gpt-test's breaker: %+v", b)
+	}
+}
+
+// A stream the upstream breaks after it started is the channel's failure.
+func TestBreakerCountsBrokenStreams(t *testing.T) {
+	f := newBreakerFleet(t)
+	f.ups[0].SetBehavior(fakeupstream.Behavior{FailAfter: 1, ResetOnCut: true})
+	stream := map[string]any{"model": "gpt-test", "stream": true, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
+	for range 5 {
+		if r := f.e.Call(f.g.Key, "POST", "/v1/chat/completions", stream); !strings.Contains(string(r.Body), "upstream stream broken") {
+			t.Fatalf("want a broken stream, got %d %s", r.Status, r.Body)
+		}
+	}
+	b := f.breaker(t, f.ids[0], "gpt-test")
+	if b.State != "open" || b.LastErrors[0].Status != 0 {
+		t.Fatalf("after 5 broken streams: %+v", b)
+	}
+	if r := f.e.Call(f.g.Key, "POST", "/v1/chat/completions", stream); r.Status != http.StatusOK || !strings.Contains(string(r.Body), "[DONE]") {
+		t.Fatalf("want a whole stream, got %d %s", r.Status, r.Body)
+	}
+	wantCounts(t, f.fleet, 5, 1)
+}
