@@ -8,7 +8,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/modelgate/modelgate/internal/breaker"
 	"github.com/modelgate/modelgate/internal/msgtext"
 )
 
@@ -67,6 +69,11 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 		ChannelBreakerCooldownSeconds: "30", ChannelBreakerMaxCooldownSeconds: "600", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
+	}
+	wantBreaker := breaker.Config{Enabled: true, Window: time.Minute, MinCalls: 10, ErrorRatePercent: 50, Consecutive: 5,
+		CoolDown: 30 * time.Second, MaxCoolDown: 10 * time.Minute}
+	if cur.Breaker != wantBreaker || cur.ChannelRecheck != 10*time.Minute {
+		t.Fatalf("breaker %+v, recheck %v: want the documented defaults (recheck on, every 10 minutes)", cur.Breaker, cur.ChannelRecheck)
 	}
 }
 
