@@ -278,3 +278,18 @@ func TestSetRenewKeepsState(t *testing.T) {
 		t.Fatalf("not sorted: %+v", l)
 	}
 }
+
+// The hot path of one call: the check in choose and the success record,
+// from parallel goroutines on one breaker (the worst case: one busy model
+// on one channel).
+func BenchmarkCallOnOneBreaker(b *testing.B) {
+	cfg := testConfig()
+	var br Breaker
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if br.Closed() {
+				br.Success(time.Now(), &cfg)
+			}
+		}
+	})
+}
