@@ -95,6 +95,9 @@ type bucket struct {
 // closed breaker.
 type Breaker struct {
 	state atomic.Int32 // a State, read without the lock on the hot path
+	// dueAt is probeAt in Unix nanoseconds, so calls checking an open
+	// breaker do not take its lock either.
+	dueAt atomic.Int64
 
 	mu          sync.Mutex
 	width       time.Duration // the slot width the buckets were filled with
@@ -128,9 +131,7 @@ func (b *Breaker) Allow(now time.Time, cfg *Config) (allow, probe bool) {
 	case Probing:
 		return false, false
 	}
-	b.mu.Lock()
-	due := !now.Before(b.probeAt)
-	b.mu.Unlock()
+	due := now.UnixNano() >= b.dueAt.Load()
 	if due && b.state.CompareAndSwap(int32(Open), int32(Probing)) {
 		return false, true
 	}
@@ -229,6 +230,7 @@ func (b *Breaker) open(now time.Time, coolDown time.Duration) {
 	}
 	b.coolDown = coolDown
 	b.probeAt = now.Add(coolDown)
+	b.dueAt.Store(b.probeAt.UnixNano()) // before the state: a call seeing Open sees this due time
 	b.state.Store(int32(Open))
 }
 

@@ -367,3 +367,33 @@ func TestBreakerCountsBrokenStreams(t *testing.T) {
 	}
 	wantCounts(t, f.fleet, 5, 1)
 }
+
+// A probe answered 200 with something that is not JSON fails; a probe whose
+// key is refused disables the channel, as a call's refusal would.
+func TestBreakerProbeUnreadableAndKeyRefused(t *testing.T) {
+	f := newBreakerFleet(t)
+	f.openBreaker(t)
+	f.ups[0].SetBehavior(fakeupstream.Behavior{Garbage: true})
+	f.clock.Advance(30 * time.Second)
+	wantReply(t, f.chat(""), "up1")
+	var b breakerState
+	apptest.Eventually(t, "the failed probe", func() bool {
+		b = f.breaker(t, f.ids[0], "gpt-test")
+		return b.FailedProbes == 1
+	})
+	if b.State != "open" || b.LastErrors[0].Status != 200 || !b.LastErrors[0].Probe || !strings.Contains(b.LastErrors[0].Message, "invalid answer") {
+		t.Fatalf("after an unreadable probe answer: %+v", b)
+	}
+
+	f.ups[0].SetBehavior(fakeupstream.Behavior{Status: http.StatusUnauthorized})
+	f.clock.Advance(60 * time.Second)
+	wantReply(t, f.chat(""), "up1")
+	apptest.Eventually(t, "the channel disabled by its probe", func() bool { return f.g.ChannelState(f.ids[0]).Status == 3 })
+	if ch := f.g.ChannelState(f.ids[0]); !strings.Contains(ch.LastError, "401") && !strings.Contains(ch.LastError, "error") {
+		t.Fatalf("last_error of the disabled channel: %+v", ch)
+	}
+	wantReply(t, f.chatModel("gpt-test"), "up1")
+	if r := f.chatModel("gpt-b"); r.Status == http.StatusOK {
+		t.Fatalf("the disabled channel still serves gpt-b: %s", r.Body)
+	}
+}
