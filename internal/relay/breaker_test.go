@@ -359,7 +359,7 @@ func TestBreakerCountsBrokenStreams(t *testing.T) {
 		}
 	}
 	b := f.breaker(t, f.ids[0], "gpt-test")
-	if b.State != "open" || b.LastErrors[0].Status != 0 {
+	if b.State != "open" || b.LastErrors[0].Status != 0 || !strings.Contains(b.LastErrors[0].Message, "stream broken: ") {
 		t.Fatalf("after 5 broken streams: %+v", b)
 	}
 	if r := f.e.Call(f.g.Key, "POST", "/v1/chat/completions", stream); r.Status != http.StatusOK || !strings.Contains(string(r.Body), "[DONE]") {
@@ -381,7 +381,7 @@ func TestBreakerProbeUnreadableAndKeyRefused(t *testing.T) {
 		b = f.breaker(t, f.ids[0], "gpt-test")
 		return b.FailedProbes == 1
 	})
-	if b.State != "open" || b.LastErrors[0].Status != 200 || !b.LastErrors[0].Probe || !strings.Contains(b.LastErrors[0].Message, "invalid answer") {
+	if b.State != "open" || b.LastErrors[0].Status != 200 || !b.LastErrors[0].Probe || !strings.Contains(b.LastErrors[0].Message, "invalid answer: <") {
 		t.Fatalf("after an unreadable probe answer: %+v", b)
 	}
 

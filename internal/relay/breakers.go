@@ -60,10 +60,10 @@ func (c *call) recordOutcome(u *upstream, err error) {
 	}
 	var fail *upstreamFailure
 	switch {
-	case c.channel == u && !c.upstreamBroke && (err == nil || c.wrote):
+	case c.channel == u && c.upstreamBroke == "" && (err == nil || c.wrote):
 		b.Success(c.rl.now(), cfg)
-	case c.upstreamBroke:
-		c.breakerFailure(u, b, cfg, &upstreamFailure{detail: "stream broken by the upstream"})
+	case c.upstreamBroke != "":
+		c.breakerFailure(u, b, cfg, &upstreamFailure{detail: c.upstreamBroke})
 	case errors.As(err, &fail) && !fail.neutral && c.r.Context().Err() == nil:
 		c.breakerFailure(u, b, cfg, fail)
 	}
@@ -108,7 +108,7 @@ func (rl *Relay) probe(u *upstream, model string, b *breaker.Breaker) {
 	}
 	msg := res.Detail
 	if res.OK() {
-		msg = "invalid answer: " + res.Detail
+		msg = "invalid answer: " + scrub(string(body[:min(len(body), 200)]), u.Key)
 	}
 	b.ProbeDone(now, cfg, false, breaker.Event{Time: now, Status: res.Status, Message: channel.CleanLastError(cut(msg, breaker.MaxMessageBytes))})
 	rl.Log.Warn("channel breaker probe failed: the channel stays skipped for the model", "channel", u.ID, "model", model,

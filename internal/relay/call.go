@@ -56,9 +56,10 @@ type call struct {
 	estimated bool // usage counted locally: the upstream reported none
 	wrote     bool // something reached the client: no retry, no error body
 	settled   bool
-	// upstreamBroke: the upstream broke the stream it had started (a
-	// failure for the channel's breaker; breakers.go).
-	upstreamBroke bool
+	// upstreamBroke is why the upstream broke the stream it had started,
+	// keys masked ("" when it did not): a failure for the channel's
+	// breaker (breakers.go).
+	upstreamBroke string
 }
 
 // serve adapts one endpoint: failures before anything was written answer in
