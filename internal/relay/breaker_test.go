@@ -2,6 +2,7 @@ package relay_test
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -395,5 +396,25 @@ func TestBreakerProbeUnreadableAndKeyRefused(t *testing.T) {
 	wantReply(t, f.chatModel("gpt-test"), "up1")
 	if r := f.chatModel("gpt-b"); r.Status == http.StatusOK {
 		t.Fatalf("the disabled channel still serves gpt-b: %s", r.Body)
+	}
+}
+
+// An upstream that refuses connections (no answer at all) opens the
+// breaker like 5xx answers do; its events have status 0.
+func TestBreakerCountsConnectionErrors(t *testing.T) {
+	f := newBreakerFleet(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	f.g.UpdateChannel(f.ids[0], map[string]any{"base_url": closed})
+	for range 5 {
+		wantReply(t, f.chat(""), "up1")
+	}
+	b := f.breaker(t, f.ids[0], "gpt-test")
+	if b.State != "open" || b.LastErrors[0].Status != 0 || !strings.Contains(b.LastErrors[0].Message, "refused") {
+		t.Fatalf("after 5 refused connections: %+v", b)
 	}
 }
