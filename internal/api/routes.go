@@ -41,6 +41,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/channel/search", levelAdmin, s.searchChannels)
 	s.handle(mux, "GET /api/channel/models", levelAdmin, s.channelModels)
 	s.handle(mux, "GET /api/channel/test/{id}", levelAdmin, sameSiteOnly(s.testChannel))
+	s.handle(mux, "GET /api/channel/breakers", levelAdmin, s.listBreakers)
+	s.handle(mux, "GET /api/channel/breakers/{id}", levelAdmin, s.channelBreakers)
 	s.handle(mux, "GET /api/channel/{id}", levelAdmin, s.getChannel)
 	s.handle(mux, "POST /api/channel/{$}", levelAdmin, s.createChannel)
 	s.handle(mux, "PUT /api/channel/{$}", levelAdmin, s.updateChannel)

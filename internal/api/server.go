@@ -38,6 +38,9 @@ type Deps struct {
 	StartTime    time.Time
 	// Channels sends test calls through a channel (the relay).
 	Channels ChannelTester
+	// Breakers shows the channel circuit breakers (the relay); nil shows
+	// none.
+	Breakers BreakerReader
 	// DataDir holds uploaded payment PEM files (DATA_DIR/payment).
 	DataDir string
 	// Providers are the wallet channels' protocols by method (mobile_a,

@@ -165,6 +165,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		PasswordCost:    cfg.PasswordCost,
 		StartTime:       time.Now(),
 		Channels:        a.relay,
+		Breakers:        a.relay,
 		DataDir:         cfg.DataDir,
 		Providers:       providers,
 		Cluster:         a.clusterDeps(pinger),

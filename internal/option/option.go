@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/breaker"
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/order"
 	"github.com/modelgate/modelgate/internal/pricing"
@@ -59,6 +60,16 @@ const (
 	// key refused) waits between tests that re-enable it once it answers
 	// again; 0 turns the retests off (docs/decisions/channels.md).
 	ChannelRecheckMinutes = "ChannelRecheckMinutes"
+	// The channel circuit breaker (docs/decisions/circuit-breakers.md):
+	// per (channel, model) and per node, it skips a model's channel that
+	// keeps failing and probes it before using it again.
+	ChannelBreakerEnabled             = "ChannelBreakerEnabled"
+	ChannelBreakerWindowSeconds       = "ChannelBreakerWindowSeconds"
+	ChannelBreakerMinCalls            = "ChannelBreakerMinCalls"
+	ChannelBreakerErrorRatePercent    = "ChannelBreakerErrorRatePercent"
+	ChannelBreakerConsecutiveFailures = "ChannelBreakerConsecutiveFailures"
+	ChannelBreakerCooldownSeconds     = "ChannelBreakerCooldownSeconds"
+	ChannelBreakerMaxCooldownSeconds  = "ChannelBreakerMaxCooldownSeconds"
 	// MessageLanguage is the language of the /api and /v1 messages the
 	// spec does not fix: zh (the default) or en (internal/msgtext).
 	MessageLanguage = "MessageLanguage"
@@ -89,6 +100,8 @@ type Snapshot struct {
 	ErrorLogRetention time.Duration
 	// ChannelRecheck is 0 when auto-disabled channels are never retested.
 	ChannelRecheck time.Duration
+	// Breaker is the channel circuit breaker's configuration.
+	Breaker breaker.Config
 	// MessageLanguage renders failure messages (the spec's stay as
 	// written).
 	MessageLanguage msgtext.Lang
@@ -153,6 +166,42 @@ var definitions = map[string]definition{
 	ChannelRecheckMinutes: {"10", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 0, 10080)
 		s.ChannelRecheck = time.Duration(n) * time.Minute
+		return err
+	}},
+	ChannelBreakerEnabled: {"true", func(s *Snapshot, v string) (err error) {
+		s.Breaker.Enabled, err = parseBool(v)
+		return err
+	}},
+	ChannelBreakerWindowSeconds: {"60", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 10, 3600)
+		s.Breaker.Window = time.Duration(n) * time.Second
+		return err
+	}},
+	ChannelBreakerMinCalls: {"10", func(s *Snapshot, v string) (err error) {
+		s.Breaker.MinCalls, err = parseRange(v, 2, 100_000)
+		return err
+	}},
+	ChannelBreakerErrorRatePercent: {"50", func(s *Snapshot, v string) (err error) {
+		s.Breaker.ErrorRatePercent, err = parseRange(v, 0, 100)
+		return err
+	}},
+	// 1 is refused: one error never opens a breaker (0 turns the rule off).
+	ChannelBreakerConsecutiveFailures: {"5", func(s *Snapshot, v string) (err error) {
+		if v == "0" {
+			s.Breaker.Consecutive = 0
+			return nil
+		}
+		s.Breaker.Consecutive, err = parseRange(v, 2, 1000)
+		return err
+	}},
+	ChannelBreakerCooldownSeconds: {"30", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 1, 86400)
+		s.Breaker.CoolDown = time.Duration(n) * time.Second
+		return err
+	}},
+	ChannelBreakerMaxCooldownSeconds: {"600", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 1, 86400)
+		s.Breaker.MaxCoolDown = time.Duration(n) * time.Second
 		return err
 	}},
 	MessageLanguage: {"zh", func(s *Snapshot, v string) (err error) {

@@ -8,7 +8,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/modelgate/modelgate/internal/breaker"
 	"github.com/modelgate/modelgate/internal/msgtext"
 )
 
@@ -62,9 +64,16 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 	want := map[string]string{NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
 		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
 		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh",
-		ErrorLogRetentionDays: "7", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]"}
+		ErrorLogRetentionDays: "7", ChannelBreakerEnabled: "true", ChannelBreakerWindowSeconds: "60",
+		ChannelBreakerMinCalls: "10", ChannelBreakerErrorRatePercent: "50", ChannelBreakerConsecutiveFailures: "5",
+		ChannelBreakerCooldownSeconds: "30", ChannelBreakerMaxCooldownSeconds: "600", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
+	}
+	wantBreaker := breaker.Config{Enabled: true, Window: time.Minute, MinCalls: 10, ErrorRatePercent: 50, Consecutive: 5,
+		CoolDown: 30 * time.Second, MaxCoolDown: 10 * time.Minute}
+	if cur.Breaker != wantBreaker || cur.ChannelRecheck != 10*time.Minute {
+		t.Fatalf("breaker %+v, recheck %v: want the documented defaults (recheck on, every 10 minutes)", cur.Breaker, cur.ChannelRecheck)
 	}
 }
 
@@ -85,6 +94,20 @@ func TestSet(t *testing.T) {
 		{SystemName, "", ""},
 		{SystemName, string(make([]byte, 65)), "配置项 SystemName 的值无效: 不能超过 64 字节"},
 		{"NoSuchKey", "1", "未知的配置项: NoSuchKey"},
+		{ChannelBreakerEnabled, "false", ""},
+		{ChannelBreakerEnabled, "off", "配置项 ChannelBreakerEnabled 的值无效: 必须是 true 或 false"},
+		{ChannelBreakerWindowSeconds, "9", "配置项 ChannelBreakerWindowSeconds 的值无效: 必须是 10 到 3600 之间的整数"},
+		{ChannelBreakerWindowSeconds, "3600", ""},
+		{ChannelBreakerMinCalls, "1", "配置项 ChannelBreakerMinCalls 的值无效: 必须是 2 到 100000 之间的整数"},
+		{ChannelBreakerErrorRatePercent, "0", ""},
+		{ChannelBreakerErrorRatePercent, "101", "配置项 ChannelBreakerErrorRatePercent 的值无效: 必须是 0 到 100 之间的整数"},
+		{ChannelBreakerConsecutiveFailures, "0", ""},
+		{ChannelBreakerConsecutiveFailures, "2", ""},
+		{ChannelBreakerConsecutiveFailures, "1", "配置项 ChannelBreakerConsecutiveFailures 的值无效: 必须是 2 到 1000 之间的整数"},
+		{ChannelBreakerConsecutiveFailures, "-1", "配置项 ChannelBreakerConsecutiveFailures 的值无效: 必须是 2 到 1000 之间的整数"},
+		{ChannelBreakerCooldownSeconds, "0", "配置项 ChannelBreakerCooldownSeconds 的值无效: 必须是 1 到 86400 之间的整数"},
+		{ChannelBreakerMaxCooldownSeconds, "86400", ""},
+		{ChannelBreakerMaxCooldownSeconds, "9223372036854775808", "配置项 ChannelBreakerMaxCooldownSeconds 的值无效: 必须是 1 到 86400 之间的整数"},
 		{MessageLanguage, "en", ""},
 		{MessageLanguage, "zh", ""},
 		{MessageLanguage, "EN", "配置项 MessageLanguage 的值无效: 必须是 zh 或 en"},

@@ -56,6 +56,10 @@ type call struct {
 	estimated bool // usage counted locally: the upstream reported none
 	wrote     bool // something reached the client: no retry, no error body
 	settled   bool
+	// upstreamBroke is why the upstream broke the stream it had started,
+	// keys masked ("" when it did not): a failure for the channel's
+	// breaker (breakers.go).
+	upstreamBroke string
 }
 
 // serve adapts one endpoint: failures before anything was written answer in
@@ -248,6 +252,7 @@ func (c *call) forward() error {
 		}
 		tried[u.ID] = true
 		err := c.attempt(u)
+		c.recordOutcome(u, err)
 		if err == nil || c.wrote {
 			return err
 		}
@@ -285,8 +290,9 @@ func (c *call) logFailure(u *upstream, fail *upstreamFailure) {
 }
 
 // choose picks the next channel: the pinned one (once), or by priority and
-// weight among the candidates not tried, not cooling down and able to speak
-// this endpoint.
+// weight among the candidates not tried, not cooling down, able to speak
+// this endpoint and whose breaker for the model is closed. A pin ignores
+// cooldowns and breakers: an admin probing a channel wants it called.
 func (c *call) choose(tried map[int64]bool) *upstream {
 	if c.pinned != 0 {
 		u := c.snap.channels[c.pinned]
@@ -296,7 +302,7 @@ func (c *call) choose(tried map[int64]bool) *upstream {
 		return u
 	}
 	return pick(c.tiers, func(u *upstream) bool {
-		return tried[u.ID] || !c.serves(u) || c.rl.coolingDown(u.ID)
+		return tried[u.ID] || !c.serves(u) || c.rl.coolingDown(u.ID) || c.rl.tripped(u, c.meta.model)
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelgate/modelgate/internal/breaker"
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
@@ -22,6 +23,10 @@ type upstream struct {
 	Mapping map[string]string // requested model → upstream model
 
 	models map[string]bool // models it has enabled abilities for, in any group
+	// breakers are its circuit breakers by model (the models above); they
+	// outlive the snapshot (breaker.Set.Renew), and calls read the map
+	// without a lock.
+	breakers map[string]*breaker.Breaker
 }
 
 // upstreamModel is the model name sent upstream for a requested model.
@@ -54,14 +59,15 @@ func groupModelKey(group, model string) string { return group + "\x00" + model }
 // prices change (on this node: at once, after the commit; on other nodes
 // sharing the database: within the reload interval).
 type catalog struct {
-	store *store.Store
-	log   *slog.Logger
-	cur   atomic.Pointer[snapshot]
-	mu    sync.Mutex // one rebuild at a time
+	store    *store.Store
+	log      *slog.Logger
+	breakers *breaker.Set
+	cur      atomic.Pointer[snapshot]
+	mu       sync.Mutex // one rebuild at a time
 }
 
-func newCatalog(ctx context.Context, st *store.Store, log *slog.Logger) (*catalog, error) {
-	c := &catalog{store: st, log: log}
+func newCatalog(ctx context.Context, st *store.Store, log *slog.Logger, breakers *breaker.Set) (*catalog, error) {
+	c := &catalog{store: st, log: log, breakers: breakers}
 	if err := c.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -112,6 +118,13 @@ func (c *catalog) reload(ctx context.Context) error {
 		t.channels = append(t.channels, u)
 		t.weights = append(t.weights, a.Weight)
 		s.routes[key] = tiers
+	}
+	for k, b := range c.breakers.Renew(breakerKeys(s.channels)) {
+		u := s.channels[k.Channel]
+		if u.breakers == nil {
+			u.breakers = make(map[string]*breaker.Breaker, len(u.models))
+		}
+		u.breakers[k.Model] = b
 	}
 	for _, p := range prices {
 		if !p.Enabled {

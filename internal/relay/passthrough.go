@@ -177,6 +177,7 @@ func (c *call) streamBroken(err error) string {
 	if c.rl.ending() {
 		return "stream ended: the gateway is shutting down"
 	}
+	c.upstreamBroke = "stream broken: " + scrub(err.Error(), c.channel.Key)
 	c.rl.Log.Warn("upstream stream broken", "request_id", c.requestID, "channel", c.channel.ID,
 		"err", scrub(err.Error(), c.channel.Key))
 	msg := "upstream stream broken (request id " + c.requestID + ")"

@@ -19,22 +19,34 @@ const probeTimeout = 20 * time.Second
 // TestChannel sends a minimal real chat completion (one user message "hi",
 // max_tokens 1) for model through channel ch's dialect, as the relay would,
 // and reports what came back. Nobody is billed. A model-mapped channel gets
-// the mapped name.
+// the mapped name. A success also closes this node's breaker of the
+// channel for that model: the admin saw it answer.
 func (rl *Relay) TestChannel(ctx context.Context, ch store.Channel, model string) channel.TestResult {
 	mapping, _ := channel.ParseModelMapping(ch.ModelMapping)
 	u := &upstream{ID: ch.ID, Type: ch.Type, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping}
+	res, _ := rl.testUpstream(ctx, u, model)
+	if res.OK() {
+		rl.closeBreaker(ch.ID, model)
+	}
+	return res
+}
+
+// testUpstream is TestChannel's call to u, also the breakers' probe; it
+// returns the start of the answer's body (at most maxRefusalBody, enough
+// to tell a key refusal apart and to check a 200's JSON).
+func (rl *Relay) testUpstream(ctx context.Context, u *upstream, model string) (channel.TestResult, []byte) {
 	one := 1
 	req := &openai.ChatRequest{Model: model, MaxTokens: &one,
 		Messages: []openai.Message{{Role: "user", Content: openai.TextContent("hi")}}}
 	url, body, err := chatUpstreamBody(u, req, u.upstreamModel(model))
 	if err != nil {
-		return channel.TestResult{Detail: err.Error()}
+		return channel.TestResult{Detail: err.Error()}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return channel.TestResult{Detail: scrub(err.Error(), u.Key)}
+		return channel.TestResult{Detail: scrub(err.Error(), u.Key)}, nil
 	}
 	httpReq.Header.Set("Content-Type", "application/json")
 	setCredentials(httpReq.Header, u)
@@ -44,13 +56,13 @@ func (rl *Relay) TestChannel(ctx context.Context, ch store.Channel, model string
 	start := time.Now()
 	resp, err := rl.client.Do(httpReq)
 	if err != nil {
-		return channel.TestResult{Elapsed: time.Since(start), Detail: scrub(err.Error(), u.Key)}
+		return channel.TestResult{Elapsed: time.Since(start), Detail: scrub(err.Error(), u.Key)}, nil
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
 	res := channel.TestResult{Status: resp.StatusCode, Elapsed: time.Since(start)}
 	if resp.StatusCode != http.StatusOK {
-		res.Detail = scrub(strings.TrimSpace(string(raw)), u.Key)
+		res.Detail = scrub(strings.TrimSpace(string(raw[:min(len(raw), 512)])), u.Key)
 	}
-	return res
+	return res, raw
 }

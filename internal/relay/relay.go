@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/breaker"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/relay/h1"
 	"github.com/modelgate/modelgate/internal/relay/tokencount"
@@ -70,6 +71,8 @@ type Relay struct {
 
 	cooldownMu sync.Mutex
 	cooldown   map[int64]time.Time // channel id → skipped until
+	// breakers are the channel circuit breakers of this node (breakers.go).
+	breakers breaker.Set
 
 	// The payers: the caller's subscriptions first, then the balance
 	// (plans.go, pay).
@@ -99,19 +102,19 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 		// of its own; requests through a proxy fall back to net/http's.
 		d.Transport = h1.New(newTransport())
 	}
-	cat, err := newCatalog(ctx, d.Store, d.Log)
-	if err != nil {
-		return nil, err
-	}
 	rl := &Relay{
 		Deps:     d,
 		client:   &http.Client{Transport: d.Transport, CheckRedirect: noRedirects},
 		keys:     newKeyCache(d.Store, d.ReloadEvery, d.Now),
-		catalog:  cat,
 		cooldown: map[int64]time.Time{},
 		balance:  billing.Balance{Ledger: d.Ledger, Log: d.Log},
 		plans:    billing.NewPlans(d.Ledger, d.Store, d.Store.Dialect() == store.SQLite, d.Now),
 	}
+	cat, err := newCatalog(ctx, d.Store, d.Log, &rl.breakers)
+	if err != nil {
+		return nil, err
+	}
+	rl.catalog = cat
 	rl.stopping, rl.endStreams = context.WithCancel(context.Background())
 	d.Store.OnCommit(rl.keys.changed)
 	d.Store.OnCommit(cat.changed)

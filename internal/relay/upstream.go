@@ -33,6 +33,9 @@ type upstreamFailure struct {
 	// unreadable: the upstream answered 200 with something that is not
 	// its API's format (an HTML error page, broken JSON).
 	unreadable bool
+	// neutral: not the channel's failure for its breaker (a 429, a refused
+	// key, the gateway shutting down; breakers.go).
+	neutral bool
 }
 
 // unreadableAnswer is a 200 whose body is not the API's format: another
@@ -137,14 +140,16 @@ func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 			return nil, c.r.Context().Err() // the client left: nothing to retry for
 		}
 		if c.rl.ending() {
-			return nil, &upstreamFailure{detail: "the gateway is shutting down"} // no other channel either
+			return nil, &upstreamFailure{detail: "the gateway is shutting down", neutral: true} // no other channel either
 		}
 		return nil, &upstreamFailure{detail: scrub(err.Error(), u.Key), retry: true}
 	}
 	switch status := resp.StatusCode; {
 	case status == http.StatusTooManyRequests:
 		c.rl.coolDown(u.ID)
-		return nil, c.failure(u, resp, true)
+		f := c.failure(u, resp, true)
+		f.neutral = true // the cooldown handles it
+		return nil, f
 	case status >= 500:
 		return nil, c.failure(u, resp, true)
 	case status == http.StatusUnauthorized:
@@ -168,13 +173,20 @@ func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
 // disable sets channel u to auto-disabled because the upstream refused its
 // key, with the failure as its last error, and returns the failure.
 func (c *call) disable(u *upstream, f *upstreamFailure) *upstreamFailure {
-	reason := channel.CleanLastError(f.detail) // the detail is cut by bytes: maybe inside a character
-	if err := c.rl.Store.AutoDisableChannel(context.WithoutCancel(c.r.Context()), u.ID, reason); err != nil {
-		c.rl.Log.Error("auto-disable channel", "channel", u.ID, "err", err)
-	} else {
-		c.rl.Log.Warn("channel disabled automatically: upstream refused its key", "channel", u.ID, "status", f.status)
-	}
+	c.rl.disableChannel(context.WithoutCancel(c.r.Context()), u.ID, f.status, f.detail)
+	f.neutral = true // the channel is out for every model: no breaker needed
 	return f
+}
+
+// disableChannel sets channel id to auto-disabled with detail, the
+// upstream's refusal, as its last error.
+func (rl *Relay) disableChannel(ctx context.Context, id int64, status int, detail string) {
+	reason := channel.CleanLastError(detail) // the detail is cut by bytes: maybe inside a character
+	if err := rl.Store.AutoDisableChannel(ctx, id, reason); err != nil {
+		rl.Log.Error("auto-disable channel", "channel", id, "err", err)
+	} else {
+		rl.Log.Warn("channel disabled automatically: upstream refused its key", "channel", id, "status", status)
+	}
 }
 
 // failure reads (a bounded part of) a failed response for the log.

@@ -203,6 +203,12 @@ const dict = {
     'alogs.errorCode': 'Error code', 'alogs.keyword': 'Keyword', 'alogs.upstream': 'Upstream said',
     'alogs.keywordHint': 'Part of a username, model, key name, details or request ID (slower on many logs).',
     'alogs.stat': 'Usage logs matching: {requests} requests, {quota}, tokens {prompt} in / {completion} out.',
+    // Channel circuit breakers (channels page).
+    'breakers.tripped': 'Breaker open for {n} model(s)', 'breakers.errors': 'Recent upstream failures',
+    'breakers.perNode': 'Breakers are kept per node: this is the node that answered.',
+    'breakers.state_closed': 'Closed', 'breakers.state_open': 'Open', 'breakers.state_half_open': 'Probing',
+    'breakers.probeAt': 'probe at the first call after {time}', 'breakers.window': '{failures} of {calls} calls failed in the window',
+    'breakers.noAnswer': 'no answer', 'breakers.probe': 'probe',
   },
   zh: {
     'nav.skip': '跳到正文', 'nav.groupUser': '我的账户', 'nav.groupAdmin': '系统管理',
@@ -399,6 +405,12 @@ const dict = {
     'alogs.errorCode': '错误码', 'alogs.keyword': '关键词', 'alogs.upstream': '上游返回',
     'alogs.keywordHint': '用户名、模型、令牌名称、详情或请求 ID 的一部分(日志多时较慢)。',
     'alogs.stat': '符合条件的消费日志:{requests} 次请求,{quota},Token 输入 {prompt} / 输出 {completion}。',
+    // 渠道熔断(渠道页)。
+    'breakers.tripped': '{n} 个模型已熔断', 'breakers.errors': '近期上游失败',
+    'breakers.perNode': '熔断状态按节点保存:这里是应答本页的节点。',
+    'breakers.state_closed': '正常', 'breakers.state_open': '熔断中', 'breakers.state_half_open': '探测中',
+    'breakers.probeAt': '{time} 之后的第一个调用触发探测', 'breakers.window': '窗口内 {calls} 次调用失败 {failures} 次',
+    'breakers.noAnswer': '无应答', 'breakers.probe': '探测',
   },
 };
 

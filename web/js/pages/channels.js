@@ -1,8 +1,10 @@
 // Channels (admin): the server-paged list with search, create and edit
 // (type, base URL, key, models, groups, model mapping, priority, weight),
 // the test button (latency, or the upstream's error as the server words
-// it), the last error and why the system disabled a channel (status 3).
-import { useState } from 'preact/hooks';
+// it), the last error and why the system disabled a channel (status 3),
+// and this node's circuit breakers per model (GET /api/channel/breakers:
+// state, last errors, next probe).
+import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { del, get, post, put } from '../api.js';
 import { t } from '../i18n.js';
@@ -19,7 +21,17 @@ export function Channels({ session }) {
   const [editing, setEditing] = useState(null); // null, {} (new) or a channel
   const [tests, setTests] = useState({}); // id → {ok, text}
   const { page, setPage, list, load, search } = usePaged('/api/channel/', PAGE_SIZE, setError);
+  const [breakers, setBreakers] = useState({ now: 0, byChannel: {} });
   const run = runner(setError);
+  // The breakers worth a look (open, probing, or with recent failures),
+  // read again with every list load.
+  useEffect(() => {
+    get('/api/channel/breakers').then((env) => {
+      const byChannel = {};
+      for (const b of env.data.breakers) (byChannel[b.channel_id] ||= []).push(b);
+      setBreakers({ now: env.data.now, byChannel });
+    }).catch(() => {}); // the list itself reports errors
+  }, [list]);
 
   const test = async (c) => {
     setTests({ ...tests, [c.id]: { text: t('channels.testing') } });
@@ -58,7 +70,8 @@ export function Channels({ session }) {
           <td>${c.id}</td><td>${c.name}<br /><small class="muted">${c.base_url}</small></td>
           <td>${t('channels.type' + c.type)}</td>
           <td><span class=${'badge s' + c.status}>${t('channels.status' + c.status)}</span>
-            ${c.last_error && html`<details class="last-error"><summary>${c.status === 3 ? t('channels.autoDisabledWhy') : t('channels.lastError')}</summary><code>${c.last_error}</code></details>`}</td>
+            ${c.last_error && html`<details class="last-error"><summary>${c.status === 3 ? t('channels.autoDisabledWhy') : t('channels.lastError')}</summary><code>${c.last_error}</code></details>`}
+            ${breakers.byChannel[c.id] && html`<${Breakers} list=${breakers.byChannel[c.id]} />`}</td>
           <td><code>${c.models}</code>${c.group !== 'default' && html`<br /><small class="muted">${t('channels.group')}: ${c.group}</small>`}</td>
           <td>${c.priority} / ${c.weight}</td>
           <td>${c.test_time ? html`${dateTime(c.test_time)}<br /><small class="muted">${c.response_time} ms</small>` : '—'}</td>
@@ -75,6 +88,26 @@ export function Channels({ session }) {
     </table>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
+}
+
+// Breakers shows a channel's circuit breakers that are not plainly
+// healthy: per model, the state, when the next probe is due and the last
+// failures. They are the answering node's (breakers live in each node's
+// memory).
+function Breakers({ list }) {
+  const tripped = list.filter((b) => b.state !== 'closed').length;
+  return html`<details class="breakers" open=${tripped > 0}>
+    <summary>${tripped > 0 ? t('breakers.tripped', { n: tripped }) : t('breakers.errors')}</summary>
+    <p class="muted"><small>${t('breakers.perNode')}</small></p>
+    <ul>${list.map((b) => html`<li key=${b.model} data-breaker=${b.model}>
+      <code>${b.model}</code> <span class=${'badge breaker-' + b.state}>${t('breakers.state_' + b.state)}</span>
+      ${b.state === 'open' && html` <small>${t('breakers.probeAt', { time: dateTime(b.probe_at) })}</small>`}
+      ${b.state === 'closed' && html` <small class="muted">${t('breakers.window', { failures: b.window_failures, calls: b.window_calls })}</small>`}
+      <ul class="breaker-errors">${b.last_errors.map((e, i) => html`<li key=${i}>
+        <small>${dateTime(e.time)} · ${e.status ? e.status : t('breakers.noAnswer')}${e.probe ? ' · ' + t('breakers.probe') : ''}</small>
+        <code>${e.message}</code></li>`)}</ul>
+    </li>`)}</ul>
+  </details>`;
 }
 
 // ChannelForm creates or edits a channel. The key is write-only: editing
