@@ -198,6 +198,9 @@ type Status struct {
 	// because Redis did not answer.
 	Refused      int64 `json:"refused"`
 	FailedClosed int64 `json:"failed_closed"`
+	// FailClosed is the option RateLimitFailClosed in force (the API
+	// fills it in).
+	FailClosed bool `json:"fail_closed"`
 }
 
 // Status reports the limiter's counters.

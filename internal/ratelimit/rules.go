@@ -36,7 +36,7 @@ func (l Limits) IsZero() bool { return l.RPM == 0 && l.TPM == 0 && l.Concurrency
 
 // Validation messages; %s is a field name, %d its bound.
 const (
-	msgRangeFmt      = "%s 必须是 0 到 %d 之间的整数"
+	msgRangeFmt      = "%s 必须是 0 到 %d 之间的整数(0 表示不限制)"
 	msgAboveGroupFmt = "%s 不能超过所在分组 %s 的限制 %d"
 	msgGroupLimits   = "必须是 JSON 对象:键为分组名称,值为 {\"rpm\": 整数, \"tpm\": 整数, \"concurrency\": 整数}"
 )

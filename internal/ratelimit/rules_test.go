@@ -57,9 +57,9 @@ func TestValidateKey(t *testing.T) {
 	}{
 		{"none", Limits{}, Limits{}, ""},
 		{"max", Limits{MaxRPM, MaxTPM, MaxConcurrency}, Limits{}, ""},
-		{"negative rpm", Limits{RPM: -1}, Limits{}, "rpm_limit 必须是 0 到 1000000000 之间的整数"},
-		{"huge tpm", Limits{TPM: MaxTPM + 1}, Limits{}, "tpm_limit 必须是 0 到 1000000000000 之间的整数"},
-		{"huge concurrency", Limits{Concurrency: 1 << 62}, Limits{}, "concurrency_limit 必须是 0 到 1000000 之间的整数"},
+		{"negative rpm", Limits{RPM: -1}, Limits{}, "rpm_limit 必须是 0 到 1000000000 之间的整数(0 表示不限制)"},
+		{"huge tpm", Limits{TPM: MaxTPM + 1}, Limits{}, "tpm_limit 必须是 0 到 1000000000000 之间的整数(0 表示不限制)"},
+		{"huge concurrency", Limits{Concurrency: 1 << 62}, Limits{}, "concurrency_limit 必须是 0 到 1000000 之间的整数(0 表示不限制)"},
 		{"within group", Limits{RPM: 10}, Limits{RPM: 10}, ""},
 		{"above group", Limits{TPM: 11}, Limits{TPM: 10}, "tpm_limit 不能超过所在分组 g 的限制 10"},
 		{"zero under group", Limits{}, Limits{RPM: 1, TPM: 1, Concurrency: 1}, ""},

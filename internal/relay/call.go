@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/textfield"
 )
@@ -56,6 +57,10 @@ type call struct {
 	estimated bool // usage counted locally: the upstream reported none
 	wrote     bool // something reached the client: no retry, no error body
 	settled   bool
+
+	// limits is the call's hold on its rate limits, when limited (limits.go).
+	limits  ratelimit.Ticket
+	limited bool
 }
 
 // serve adapts one endpoint: failures before anything was written answer in
@@ -160,6 +165,12 @@ func (c *call) run() error {
 		}
 		return c.countTokens()
 	}
+	// Limits before the reservation: a refused call holds no money. The
+	// hold is given back after settlement, also when the call panics.
+	if err := c.admitLimits(); err != nil {
+		return err
+	}
+	defer c.releaseLimits()
 	if err := c.pay(); err != nil {
 		return err
 	}
