@@ -16,8 +16,8 @@ import (
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/option"
-	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/payment"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
 )
 

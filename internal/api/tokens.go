@@ -108,15 +108,15 @@ func (s *Server) getToken(w http.ResponseWriter, r *http.Request) error {
 }
 
 type createTokenRequest struct {
-	Name           string `json:"name"`
-	ExpiredTime    *int64 `json:"expired_time"` // absent: never expires
-	RemainQuota    int64  `json:"remain_quota"`
-	UnlimitedQuota bool   `json:"unlimited_quota"`
-	Models         string `json:"models"`
-	Subnet         string `json:"subnet"`
-	RPMLimit         int64 `json:"rpm_limit"`
-	TPMLimit         int64 `json:"tpm_limit"`
-	ConcurrencyLimit int64 `json:"concurrency_limit"`
+	Name             string `json:"name"`
+	ExpiredTime      *int64 `json:"expired_time"` // absent: never expires
+	RemainQuota      int64  `json:"remain_quota"`
+	UnlimitedQuota   bool   `json:"unlimited_quota"`
+	Models           string `json:"models"`
+	Subnet           string `json:"subnet"`
+	RPMLimit         int64  `json:"rpm_limit"`
+	TPMLimit         int64  `json:"tpm_limit"`
+	ConcurrencyLimit int64  `json:"concurrency_limit"`
 }
 
 // keyLimitsProblem checks a key's limits for its owner u: within their
