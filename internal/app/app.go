@@ -52,8 +52,10 @@ type App struct {
 	relay   *relay.Relay
 	redis   *redis.Client // nil without REDIS_CONN_STRING
 	limits  *ratelimit.Limiter
-	handler http.Handler
-	lease   config.BillingLease // with defaults applied; used on shared databases only
+	// limitRedis is the limiter's own Redis client (nil without Redis).
+	limitRedis *redis.Client
+	handler    http.Handler
+	lease      config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
 	// pingDone is closed when the cluster ping loop has ended (nil when
@@ -452,6 +454,9 @@ func (a *App) Close() error {
 	var redisErr error
 	if a.redis != nil {
 		redisErr = a.redis.Close()
+	}
+	if a.limitRedis != nil {
+		redisErr = errors.Join(redisErr, a.limitRedis.Close())
 	}
 	return errors.Join(idleErr, flushErr, redisErr, a.Store.Close())
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/ratelimit"
+	"github.com/redis/go-redis/v9"
 )
 
 // The rate limits of keys and groups (docs/decisions/rate-limits.md).
@@ -22,7 +23,15 @@ const clusterNodesEvery = 2 * time.Second
 func (a *App) newLimiter() *ratelimit.Limiter {
 	cfg := ratelimit.Config{Log: a.log}
 	if a.redis != nil {
-		cfg.Redis = a.redis
+		// A client of its own that fails fast: a call waits on Redis at
+		// most about half a second, and a failure is not retried (the
+		// fail mode decides, and the next probe comes a second later).
+		opts := *a.redis.Options()
+		opts.MaxRetries = -1
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout =
+			500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
+		a.limitRedis = redis.NewClient(&opts)
+		cfg.Redis = a.limitRedis
 		cfg.Prefix = a.cfg.RedisKeyPrefix
 		if a.cfg.Cluster.Enabled {
 			cfg.Prefix += "n" + strconv.Itoa(a.cfg.Cluster.NodeID) + ":"

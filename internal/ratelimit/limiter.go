@@ -72,6 +72,9 @@ type Limiter struct {
 	// down is set while Redis fails: the failure is logged when it starts
 	// and when it ends, not per call.
 	down atomic.Bool
+	// retryAt (unix ns): while down, calls before it do not try Redis at
+	// all, so an outage costs one probe a second, not a timeout per call.
+	retryAt atomic.Int64
 	// Counters for admins and metrics.
 	redisErrors    atomic.Int64
 	redisIncidents atomic.Int64
@@ -107,17 +110,19 @@ func (l *Limiter) Admit(ctx context.Context, req *Request) (Ticket, Result) {
 	t := Ticket{window: WindowOf(req.Now), est: req.Tokens}
 	var r Result
 	if l.redis != nil {
-		var err error
-		r, err = l.redis.admit(ctx, req, key, user, &t)
-		if err == nil {
-			l.up()
-			if !r.Refused() {
-				t.backend = backendRedis
-				l.redis.keepSlot(&t)
+		if l.tryRedis() {
+			var err error
+			r, err = l.redis.admit(ctx, req, key, user, &t)
+			if err == nil {
+				l.up()
+				if !r.Refused() {
+					t.backend = backendRedis
+					l.redis.keepSlot(&t)
+				}
+				return t, l.finish(r, req)
 			}
-			return t, l.finish(r, req)
+			l.failed(err)
 		}
-		l.failed(err)
 		if req.FailClosed {
 			l.failedClosed.Add(1)
 			return Ticket{}, Result{Unavailable: true}
@@ -163,9 +168,21 @@ func (l *Limiter) Done(t *Ticket, tokens int64) {
 	t.backend = 0
 }
 
+// tryRedis reports whether this call should use Redis: always while it
+// answers; during an outage one call a second probes it.
+func (l *Limiter) tryRedis() bool {
+	if !l.down.Load() {
+		return true
+	}
+	now := time.Now().UnixNano()
+	at := l.retryAt.Load()
+	return now >= at && l.retryAt.CompareAndSwap(at, now+int64(time.Second))
+}
+
 // failed records a Redis failure; the first of an incident is logged.
 func (l *Limiter) failed(err error) {
 	l.redisErrors.Add(1)
+	l.retryAt.Store(time.Now().Add(time.Second).UnixNano())
 	if l.down.CompareAndSwap(false, true) {
 		l.redisIncidents.Add(1)
 		l.log.Warn("rate limits: redis unavailable; calls follow RateLimitFailClosed until it answers", "err", err)
@@ -190,8 +207,8 @@ type Status struct {
 	Nodes int64 `json:"nodes"`
 	// RedisDown: the last call to Redis failed.
 	RedisDown bool `json:"redis_down"`
-	// RedisErrors counts failed calls to Redis, RedisIncidents the
-	// outages (a run of failures).
+	// RedisErrors counts failed calls to Redis (during an outage one call
+	// a second tries it), RedisIncidents the outages (a run of failures).
 	RedisErrors    int64 `json:"redis_errors"`
 	RedisIncidents int64 `json:"redis_incidents"`
 	// Refused counts calls refused by a limit, FailedClosed calls refused
