@@ -252,16 +252,20 @@ func (s *Server) limitsPatch(owner *store.User, req *updateTokenRequest, before 
 	if req.RPMLimit == nil && req.TPMLimit == nil && req.ConcurrencyLimit == nil {
 		return nil, nil
 	}
+	// Only the values sent are checked: one stored before the admin
+	// lowered the group's limit does not block changing another (the
+	// group's limit applies to calls anyway).
 	l := ratelimit.Limits{RPM: before.RPMLimit, TPM: before.TPMLimit, Concurrency: before.ConcurrencyLimit}
+	var sent ratelimit.Limits
 	for _, f := range []struct {
-		dst *int64
-		v   *int64
-	}{{&l.RPM, req.RPMLimit}, {&l.TPM, req.TPMLimit}, {&l.Concurrency, req.ConcurrencyLimit}} {
+		dst, chk *int64
+		v        *int64
+	}{{&l.RPM, &sent.RPM, req.RPMLimit}, {&l.TPM, &sent.TPM, req.TPMLimit}, {&l.Concurrency, &sent.Concurrency, req.ConcurrencyLimit}} {
 		if f.v != nil {
-			*f.dst = *f.v
+			*f.dst, *f.chk = *f.v, *f.v
 		}
 	}
-	if msg := s.keyLimitsProblem(owner, l); msg != "" {
+	if msg := s.keyLimitsProblem(owner, sent); msg != "" {
 		return nil, httpx.Fail(msg)
 	}
 	return &store.TokenLimits{RPM: l.RPM, TPM: l.TPM, Concurrency: l.Concurrency}, nil

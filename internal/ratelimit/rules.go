@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Bounds of a limit: far above any real traffic, low enough that sums of
@@ -83,7 +84,7 @@ func ParseGroupLimits(v string) (map[string]Limits, error) {
 	}
 	out := make(map[string]Limits, len(raw))
 	for group, l := range raw {
-		if strings.TrimSpace(group) == "" {
+		if strings.TrimSpace(group) == "" || len(group) > 64 || strings.ContainsFunc(group, badRune) {
 			return nil, errorText(msgGroupLimits)
 		}
 		if msg := ValidateKey(Limits{RPM: l.RPM, TPM: l.TPM, Concurrency: l.Concurrency}, group, Limits{}); msg != "" {
@@ -95,6 +96,10 @@ func ParseGroupLimits(v string) (map[string]Limits, error) {
 	}
 	return out, nil
 }
+
+// badRune is a character a group name cannot hold: a control character
+// or the replacement of invalid UTF-8.
+func badRune(r rune) bool { return r < 0x20 || r == 0x7f || r == utf8.RuneError }
 
 type errorText string
 

@@ -82,6 +82,8 @@ func TestParseGroupLimits(t *testing.T) {
 		{`{"default":{"rpm":1.5}}`, false, nil},
 		{`{"default":{"rps":1}}`, false, nil},
 		{`{" ":{"rpm":1}}`, false, nil},
+		{"{\"a\\u0000\":{}}", false, nil},
+		{"{\"\xff\":{}}", false, nil},
 		{`[]`, false, nil},
 		{`null`, false, nil},
 		{`{} {}`, false, nil},

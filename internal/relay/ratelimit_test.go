@@ -118,6 +118,20 @@ func TestRateLimitKeyRPM(t *testing.T) {
 	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusOK {
 		t.Fatalf("next window: %d %s", r.Status, r.Body)
 	}
+	// The counters were where the run contract says: Redis when set.
+	var st struct {
+		Backend     string `json:"backend"`
+		RedisErrors int64  `json:"redis_errors"`
+		Refused     int64  `json:"refused"`
+	}
+	g.Root.OK("GET", "/api/ratelimit/status", nil).Decode(t, &st)
+	want := "memory"
+	if os.Getenv("MODELGATE_TEST_REDIS") != "" {
+		want = "redis"
+	}
+	if st.Backend != want || st.RedisErrors != 0 || st.Refused != 291 {
+		t.Errorf("status %+v, want backend %s, no redis errors, 291 refused", st, want)
+	}
 }
 
 // TestRateLimitGroupPerUser: a group's RPM applies to each of its users on
