@@ -185,6 +185,9 @@ const dict = {
     'nav.options': 'Runtime options', 'options.key': 'Option', 'options.value': 'Value',
     'options.editKey': 'Edit {key}', 'options.saved': '{key} saved.',
     'topUsers.title': 'Top users in range', 'topUsers.rank': 'Rank', 'topUsers.quota': 'Consumed', 'topUsers.plan': 'Current plan',
+    // Key rate limits (issue 13 §1).
+    'keys.rpmLimit': 'Requests per minute', 'keys.tpmLimit': 'Tokens per minute', 'keys.concurrencyLimit': 'Concurrent requests',
+    'keys.rateLimitHint': '0 = no limit on the key; your group\'s limits still apply.',
   },
   zh: {
     'nav.skip': '跳到正文', 'nav.groupUser': '我的账户', 'nav.groupAdmin': '系统管理',
@@ -363,6 +366,9 @@ const dict = {
     'nav.options': '运行配置', 'options.key': '配置项', 'options.value': '值',
     'options.editKey': '编辑 {key}', 'options.saved': '{key} 已保存。',
     'topUsers.title': '范围内用量排行', 'topUsers.rank': '排名', 'topUsers.quota': '消耗', 'topUsers.plan': '当前套餐',
+    // Key rate limits (issue 13 §1).
+    'keys.rpmLimit': '每分钟请求数', 'keys.tpmLimit': '每分钟 token 数', 'keys.concurrencyLimit': '并发请求数',
+    'keys.rateLimitHint': '0 表示令牌本身不限制;所在分组的限制仍然生效。',
   },
 };
 
