@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -185,4 +186,25 @@ func TestMemoryParallel(t *testing.T) {
 	if n := l.Sweep(now.Add(2 * time.Minute)); n != 1 {
 		t.Fatalf("after sweep %d counters remain, want 1 (key 3 still has a call in flight)", n)
 	}
+}
+
+// BenchmarkMemoryAdmitDone is one limited call's cost on one node: key and
+// group limits, admission then settlement, many keys in parallel.
+func BenchmarkMemoryAdmitDone(b *testing.B) {
+	l := New(Config{})
+	now := time.Unix(6000, 0)
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		id := next.Add(1)
+		req := Request{KeyID: id, UserID: id, Key: Limits{RPM: 1 << 40, TPM: 1 << 40, Concurrency: 1 << 19},
+			User: Limits{Concurrency: 1 << 19}, Tokens: 100, Now: now}
+		for pb.Next() {
+			t, r := l.Admit(context.Background(), &req)
+			if r.Refused() {
+				b.Fatal("refused")
+			}
+			l.Done(&t, 50)
+		}
+	})
 }
