@@ -54,10 +54,18 @@ func (c *call) admitLimits() error {
 // prompt) and the completion the request asks for at most, when it says.
 // A call that sets no completion limit holds its prompt only; its
 // completion counts when it settles (the documented slack).
+//
+// The sum saturates above the largest TPM limit: a max_tokens near
+// int64's limit must not wrap to a negative estimate, which would free
+// tokens instead of holding them; such a call is refused by any TPM limit.
 func (c *call) tokenEstimate() int64 {
-	est := c.promptBound()
-	if c.meta.maxTokens > 0 {
-		est += c.meta.maxTokens * max(c.meta.choices, 1)
+	const ceiling = ratelimit.MaxTPM + 1
+	est := min(c.promptBound(), ceiling)
+	if n := max(c.meta.choices, 1); c.meta.maxTokens > 0 {
+		if c.meta.maxTokens > (ceiling-est)/n {
+			return ceiling
+		}
+		est += c.meta.maxTokens * n
 	}
 	return est
 }
@@ -72,7 +80,7 @@ func (c *call) releaseLimits() {
 	c.limited = false
 	var used int64
 	if c.channel != nil {
-		used = c.usage.PromptTokens + c.usage.CompletionTokens
+		used = min(max(c.usage.PromptTokens, 0), ratelimit.MaxTPM) + min(max(c.usage.CompletionTokens, 0), ratelimit.MaxTPM)
 	}
 	c.rl.Limits.Done(&c.limits, used)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
@@ -192,7 +193,7 @@ func TestRateLimitConcurrency(t *testing.T) {
 // calls are refused by the estimate while sequential ones fit once the
 // first used far less.
 func TestRateLimitTPMSettles(t *testing.T) {
-	e, up, g, _ := limitGateway(t)
+	e, up, g, clock := limitGateway(t)
 	body := chatBody("gpt-test", "hi", false)
 	body["max_tokens"] = 1000
 	// Estimate ≈ 1000 + the body's bound (about 100): two do not fit in
@@ -228,6 +229,31 @@ func TestRateLimitTPMSettles(t *testing.T) {
 	}
 	if rem, _ := strconv.Atoi(r.Header.Get("X-Ratelimit-Remaining-Tokens")); rem != 1500-120 {
 		t.Errorf("remaining tokens %d, want %d", rem, 1500-120)
+	}
+
+	// A completion limit near int64's cannot wrap the estimate negative
+	// (which would free tokens): refused, and the count is unchanged.
+	huge := chatBody("gpt-test", "hi", false)
+	huge["max_tokens"], huge["n"] = int64(math.MaxInt64/2+1), 2
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", huge); r.Status != http.StatusTooManyRequests || decodeV1Error(t, r).Error.Type != "tokens" {
+		t.Fatalf("huge max_tokens: %d %s, want 429 tokens", r.Status, r.Body)
+	}
+	small := chatBody("gpt-test", "hi", false)
+	small["max_tokens"] = 1380 - 200
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", small); r.Status != http.StatusOK {
+		t.Fatalf("after the huge one: %d %s", r.Status, r.Body)
+	}
+
+	// The group's TPM, per user, over the user's keys, in the next window.
+	clock.Advance(time.Minute)
+	setKeyLimits(t, g, 0, 0, 0)
+	g.SetOption("GroupRateLimits", `{"default":{"tpm":1500}}`)
+	second := g.User.CreateToken(map[string]any{"name": "second", "unlimited_quota": true}).Key
+	up.SetBehavior(fakeupstream.Behavior{Delay: 2 * time.Second})
+	if o := parallel(e, 20, body, g.Key, second); o.status[http.StatusOK] != 1 {
+		t.Fatalf("group tpm: %v, want 1 served", o.status)
+	} else if got := decodeV1Error(t, o.refusal); got.Error.Message != "分组 default 每用户每分钟 token 数限制 1500 已达到" {
+		t.Errorf("group tpm error %+v", got.Error)
 	}
 }
 
