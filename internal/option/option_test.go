@@ -62,7 +62,7 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 	want := map[string]string{NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
 		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
 		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh",
-		ErrorLogRetentionDays: "7", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]"}
+		ErrorLogRetentionDays: "7", GroupRateLimits: "{}", RateLimitFailClosed: "false", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
 	}
