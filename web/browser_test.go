@@ -69,6 +69,7 @@ func TestBrowserUserCreatesCopiesAndUsesAKey(t *testing.T) {
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, Username: "alice"})
+	_ = g
 	p.grantClipboard(e.Server.URL)
 	p.login(e.Server.URL, "alice", "password-alice")
 	if n := eval[int](p, `document.querySelectorAll('#nav-admin').length`); n != 0 {

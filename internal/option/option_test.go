@@ -59,10 +59,10 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 	if cur.NewUserQuota != 500 || !cur.RegisterEnabled || cur.SystemName != "modelgate" || cur.MessageLanguage != msgtext.Chinese {
 		t.Fatalf("snapshot = %+v", cur)
 	}
-	want := map[string]string{NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
+	want := map[string]string{GroupRateLimits: "{}", RateLimitFailClosed: "false", NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
 		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
 		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh",
-		ErrorLogRetentionDays: "7", GroupRateLimits: "{}", RateLimitFailClosed: "false", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]"}
+		ErrorLogRetentionDays: "7", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
 	}

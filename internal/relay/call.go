@@ -44,6 +44,9 @@ type call struct {
 	// (its CompletionLimit, when > 0, is sent upstream as the call's limit).
 	bill   billing.Call
 	charge billing.Charge
+	// limits is the call's hold on its rate limits, when limited (limits.go).
+	limits  ratelimit.Ticket
+	limited bool
 
 	up *upstreamCall // the current attempt's upstream request
 	// failed is the last failed attempt, already in the error log;
@@ -57,10 +60,6 @@ type call struct {
 	estimated bool // usage counted locally: the upstream reported none
 	wrote     bool // something reached the client: no retry, no error body
 	settled   bool
-
-	// limits is the call's hold on its rate limits, when limited (limits.go).
-	limits  ratelimit.Ticket
-	limited bool
 }
 
 // serve adapts one endpoint: failures before anything was written answer in
