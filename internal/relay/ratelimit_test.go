@@ -110,6 +110,21 @@ func TestRateLimitKeyRPM(t *testing.T) {
 		t.Errorf("%d consume logs, balance moved %d for %d billed: refused calls must cost nothing",
 			len(logs), before-g.Quota(g.UserID), apptest.SumQuota(logs))
 	}
+	// Anthropic clients get Anthropic's shape with the same headers.
+	msg := map[string]any{"model": "gpt-test", "max_tokens": 64, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
+	ar := e.Call("", "POST", "/v1/messages", msg, "x-api-key", g.Key, "anthropic-version", "2023-06-01")
+	var ae struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	ar.JSON(t, &ae)
+	if ar.Status != http.StatusTooManyRequests || ae.Type != "error" || ae.Error.Type != "rate_limit_error" ||
+		ae.Error.Message != "令牌每分钟请求数限制 10 已达到" || ar.Header.Get("Retry-After") != "59" {
+		t.Errorf("anthropic refusal: %d %s %v", ar.Status, ar.Body, ar.Header)
+	}
 	// English messages follow MessageLanguage.
 	g.SetOption("MessageLanguage", "en")
 	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); decodeV1Error(t, r).Error.Message != "key rpm limit 10 reached" {
@@ -130,8 +145,8 @@ func TestRateLimitKeyRPM(t *testing.T) {
 	if os.Getenv("MODELGATE_TEST_REDIS") != "" {
 		want = "redis"
 	}
-	if st.Backend != want || st.RedisErrors != 0 || st.Refused != 291 {
-		t.Errorf("status %+v, want backend %s, no redis errors, 291 refused", st, want)
+	if st.Backend != want || st.RedisErrors != 0 || st.Refused != 292 {
+		t.Errorf("status %+v, want backend %s, no redis errors, 292 refused", st, want)
 	}
 }
 
