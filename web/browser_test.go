@@ -85,9 +85,18 @@ func TestBrowserUserCreatesCopiesAndUsesAKey(t *testing.T) {
 	p.waitText("#keyform-title", "Create a key")
 	p.do("create a key",
 		chromedp.SendKeys(chromedp.CSS(`form input[maxlength="50"]`), "browser key"),
+		// The first whole-number field is requests per minute (0 → "07").
+		chromedp.SendKeys(chromedp.CSS(`form input[step="1"]`), "7"),
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 	)
 	key := p.text("#new-key")
+	saved := false
+	for _, k := range apptest.OKData[[]apptest.TokenInfo](g.User, "GET", "/api/token/", nil) {
+		saved = saved || k.Name == "browser key" && k.RPMLimit == 7 && k.TPMLimit == 0 && k.ConcurrencyLimit == 0
+	}
+	if !saved {
+		t.Error("the form did not save the key with rpm_limit 7")
+	}
 	if !strings.HasPrefix(key, "sk-") || len(key) != 51 {
 		t.Fatalf("shown key %q, want sk- and 48 characters", key)
 	}

@@ -57,15 +57,15 @@ func measure(ctx context.Context, o options, rep *report, progress io.Writer) er
 		{name: "mock", proc: mock, base: mockBase, client: newLoadClient(conns)},
 		{name: "proxy", proc: proxy, base: "http://" + proxy.addr, client: newLoadClient(conns)},
 	}
-	gw, plan := setupGateway(ctx, o, dir, mockBase, &rep.Gateway, &rep.GatewayPlan, logf)
+	gw, plan, limits := setupGateway(ctx, o, dir, mockBase, rep, logf)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if gw.proc != nil {
 		defer gw.proc.stop(10 * time.Second)
 	}
-	gw.client, plan.client = newLoadClient(conns), newLoadClient(conns)
-	targets = append(targets, gw, plan)
+	gw.client, plan.client, limits.client = newLoadClient(conns), newLoadClient(conns), newLoadClient(conns)
+	targets = append(targets, gw, plan, limits)
 	full, chatOnly := 0.0, 0.0
 	for _, t := range targets {
 		switch {
@@ -99,17 +99,27 @@ func measure(ctx context.Context, o options, rep *report, progress io.Writer) er
 }
 
 // setupGateway builds (or takes) the gateway binary, starts it, seeds it and
-// probes its relay, with the balance user's key (target gateway) and with
-// the plan user's key (target gateway-plan: the same process and base URL).
-// Whatever fails there is the target's status in the report, not an error
-// of the bench, so mock and proxy are still measured.
-func setupGateway(ctx context.Context, o options, dir, mockBase string, info *gatewayInfo, pinfo *planInfo, logf func(string, ...any)) (gw, plan *target) {
+// probes its relay, with the balance user's key (target gateway), the plan
+// user's key (target gateway-plan) and the rate-limited key (target
+// gateway-limits): the same process and base URL. Whatever fails there is
+// the target's status in the report, not an error of the bench, so mock
+// and proxy are still measured.
+func setupGateway(ctx context.Context, o options, dir, mockBase string, rep *report, logf func(string, ...any)) (gw, plan, limits *target) {
+	info := &rep.Gateway
 	gw = &target{name: targetGateway, status: &info.Status}
-	plan = &target{name: targetPlan, status: &pinfo.Status, chatOnly: true}
+	plan = &target{name: targetPlan, status: &rep.GatewayPlan.Status, chatOnly: true}
+	limits = &target{name: targetLimits, status: &rep.GatewayLimits.Status, chatOnly: true}
+	extras := []struct {
+		t    *target
+		info *planInfo
+		seed func(ctx context.Context, base, rootToken string) (string, error)
+	}{{plan, &rep.GatewayPlan, seedPlanUser}, {limits, &rep.GatewayLimits, seedLimitsUser}}
 	defer func() {
-		// The plan target is measured only along with the gateway.
-		if gw.skip != "" && plan.skip == "" {
-			pinfo.Status, plan.skip = "not measured (gateway: "+shortStatus(info.Status)+")", "not measured"
+		// The chat-only targets are measured only along with the gateway.
+		for _, x := range extras {
+			if gw.skip != "" && x.t.skip == "" {
+				x.info.Status, x.t.skip = "not measured (gateway: "+shortStatus(info.Status)+")", "not measured"
+			}
 		}
 	}()
 	info.Binary = o.GatewayBin
@@ -120,7 +130,7 @@ func setupGateway(ctx context.Context, o options, dir, mockBase string, info *ga
 		info.BuildSeconds = time.Since(start).Seconds()
 		if err != nil {
 			info.Status, gw.skip = "build failed: "+err.Error(), "build failed"
-			return gw, plan
+			return gw, plan, limits
 		}
 		info.Binary, info.Source = bin, source
 	}
@@ -128,41 +138,47 @@ func setupGateway(ctx context.Context, o options, dir, mockBase string, info *ga
 	p, logPath, err := startGateway(ctx, info.Binary, filepath.Join(dir, "gateway"), secrets)
 	if err != nil {
 		info.Status, gw.skip, info.LogTail = "start failed: "+err.Error(), "start failed", logTail(logPath)
-		return gw, plan
+		return gw, plan, limits
 	}
 	gw.proc, gw.base = p, "http://"+p.addr
-	plan.proc, plan.base = gw.proc, gw.base
+	for _, x := range extras {
+		x.t.proc, x.t.base = gw.proc, gw.base
+	}
 	if gw.key, err = seedGateway(ctx, gw.base, secrets.rootToken, mockBase); err != nil {
 		info.Status, gw.skip, info.LogTail = "seeding failed: "+err.Error(), "seeding failed", logTail(logPath)
-		return gw, plan
+		return gw, plan, limits
 	}
-	// A failure to seed the plan user takes only the plan target out.
-	if plan.key, err = seedPlanUser(ctx, gw.base, secrets.rootToken); err != nil {
-		pinfo.Status, plan.skip, pinfo.LogTail = "seeding failed: "+err.Error(), "seeding failed", logTail(logPath)
-		logf("%s: %s", plan.name, pinfo.Status)
+	// A failure to seed a chat-only target's user takes only that target out.
+	for _, x := range extras {
+		if x.t.key, err = x.seed(ctx, gw.base, secrets.rootToken); err != nil {
+			x.info.Status, x.t.skip, x.info.LogTail = "seeding failed: "+err.Error(), "seeding failed", logTail(logPath)
+			logf("%s: %s", x.t.name, x.info.Status)
+		}
 	}
 	gw.client = newLoadClient(4)
 	if status, detail := probeRelay(ctx, gw); status != "" {
 		info.Status, gw.skip = status+" ("+detail+")", status
 		info.LogTail = logTail(logPath)
 		logf("gateway: %s", info.Status)
-		return gw, plan
+		return gw, plan, limits
 	}
 	info.Status = gatewayMeasured
-	if plan.skip != "" {
-		return gw, plan
+	// A relay that does not serve a target (a plan it does not bill, key
+	// limits it refuses) is reported as answering errors, and the run goes
+	// on without that target.
+	for _, x := range extras {
+		if x.t.skip != "" {
+			continue
+		}
+		x.t.client = newLoadClient(4)
+		if status, detail := probeRelay(ctx, x.t); status != "" {
+			x.info.Status, x.t.skip = status+" ("+detail+")", status
+			logf("%s: %s", x.t.name, x.info.Status)
+			continue
+		}
+		x.info.Status = gatewayMeasured
 	}
-	// Until the relay bills plans, the plan user's calls fail (no balance):
-	// the plan target is then reported as answering errors, and the run
-	// goes on without it.
-	plan.client = newLoadClient(4)
-	if status, detail := probeRelay(ctx, plan); status != "" {
-		pinfo.Status, plan.skip = status+" ("+detail+")", status
-		logf("%s: %s", plan.name, pinfo.Status)
-		return gw, plan
-	}
-	pinfo.Status = gatewayMeasured
-	return gw, plan
+	return gw, plan, limits
 }
 
 // warmUp loads every target briefly, then reads its idle RSS. The mock and

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -45,6 +46,7 @@ type planInfo struct {
 const (
 	targetGateway = "gateway"
 	targetPlan    = "gateway-plan"
+	targetLimits  = "gateway-limits"
 )
 
 // Gateway statuses (of both gateway targets).
@@ -175,9 +177,28 @@ func seedPlanUser(ctx context.Context, base, rootToken string) (string, error) {
 	return userKey(ctx, base, "bench-plan", "bench-password")
 }
 
+// seedLimitsUser creates, after seedGateway, a user bench-limits with
+// balance and its API key with rate limits no run reaches (10^9 requests
+// and 10^12 tokens a minute, 10^6 in flight), so every call goes through
+// the limiter (admission, then settlement) and none is refused. It returns
+// the key.
+func seedLimitsUser(ctx context.Context, base, rootToken string) (string, error) {
+	var u struct{ ID int64 }
+	if err := gatewayproc.Call(ctx, apiClient, http.MethodPost, base+"/api/user/", rootToken,
+		map[string]any{"username": "bench-limits", "password": "bench-password"}, &u); err != nil {
+		return "", fmt.Errorf("create user bench-limits: %w", err)
+	}
+	if err := gatewayproc.Call(ctx, apiClient, http.MethodPost, base+"/api/topup", rootToken,
+		map[string]any{"user_id": u.ID, "quota": int64(1_000_000_000_000), "remark": "bench"}, nil); err != nil {
+		return "", fmt.Errorf("top up bench-limits: %w", err)
+	}
+	return userKey(ctx, base, "bench-limits", "bench-password", map[string]any{
+		"rpm_limit": 1_000_000_000, "tpm_limit": int64(1_000_000_000_000), "concurrency_limit": 1_000_000})
+}
+
 // userKey logs in as a user and creates its unlimited, never-expiring API
-// key, which it returns.
-func userKey(ctx context.Context, base, username, password string) (string, error) {
+// key (with extra's fields), which it returns.
+func userKey(ctx context.Context, base, username, password string, extra ...map[string]any) (string, error) {
 	jar, _ := cookiejar.New(nil)
 	user := &http.Client{Jar: jar, Timeout: 10 * time.Second}
 	if err := gatewayproc.Call(ctx, user, http.MethodPost, base+"/api/user/login", "",
@@ -185,8 +206,11 @@ func userKey(ctx context.Context, base, username, password string) (string, erro
 		return "", fmt.Errorf("log in as %s: %w", username, err)
 	}
 	var tok struct{ Key string }
-	if err := gatewayproc.Call(ctx, user, http.MethodPost, base+"/api/token/", "",
-		map[string]any{"name": username, "unlimited_quota": true, "expired_time": -1}, &tok); err != nil {
+	body := map[string]any{"name": username, "unlimited_quota": true, "expired_time": -1}
+	for _, x := range extra {
+		maps.Copy(body, x)
+	}
+	if err := gatewayproc.Call(ctx, user, http.MethodPost, base+"/api/token/", "", body, &tok); err != nil {
 		return "", fmt.Errorf("create API key of %s: %w", username, err)
 	}
 	if !strings.HasPrefix(tok.Key, "sk-") {

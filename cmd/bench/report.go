@@ -19,14 +19,18 @@ type report struct {
 	Gateway gatewayInfo `json:"gateway"`
 	// GatewayPlan is the plan-billed target: the same gateway, called with
 	// the key of a user whose calls only a plan pays.
-	GatewayPlan planInfo         `json:"gateway_plan"`
-	IdleKiB     map[string]int64 `json:"idle_rss_kib"` // by target, after the warm-up
-	Summary     []summaryRow     `json:"summary"`
-	Memory      []memResult      `json:"memory"`
-	Checks      []check          `json:"checks"`
-	Rounds      []roundResult    `json:"rounds"` // every interval; round 0 is the warm-up
-	Error       string           `json:"error,omitempty"`
-	started     time.Time
+	GatewayPlan planInfo `json:"gateway_plan"`
+	// GatewayLimits is the rate-limited target: the same gateway, called
+	// with a key whose RPM, TPM and concurrency limits are set high enough
+	// never to refuse (every call goes through the limiter).
+	GatewayLimits planInfo         `json:"gateway_limits"`
+	IdleKiB       map[string]int64 `json:"idle_rss_kib"` // by target, after the warm-up
+	Summary       []summaryRow     `json:"summary"`
+	Memory        []memResult      `json:"memory"`
+	Checks        []check          `json:"checks"`
+	Rounds        []roundResult    `json:"rounds"` // every interval; round 0 is the warm-up
+	Error         string           `json:"error,omitempty"`
+	started       time.Time
 }
 
 // machine is where the run happened.
@@ -77,15 +81,28 @@ func (r *report) finish(runErr error) {
 	if runErr != nil {
 		r.Error = runErr.Error()
 	}
-	r.Summary = summarise(r.Rounds, r.Flags, r.Gateway.Status, r.GatewayPlan.Status)
-	r.Checks = evaluate(r.Summary, r.Memory, r.Flags, r.Gateway.Status, r.GatewayPlan.Status)
+	r.Summary = summarise(r.Rounds, r.Flags, r.Gateway.Status, r.chatTargets())
+	r.Checks = evaluate(r.Summary, r.Memory, r.Flags, r.Gateway.Status, r.chatTargets())
+}
+
+// chatTarget is a gateway target measured under the chat loads only
+// (gateway-plan, gateway-limits): its status and the prefix of its checks.
+type chatTarget struct {
+	name, status, prefix string
+}
+
+func (r *report) chatTargets() []chatTarget {
+	return []chatTarget{
+		{targetPlan, r.GatewayPlan.Status, "plan-billed "},
+		{targetLimits, r.GatewayLimits.Status, "rate-limited "},
+	}
 }
 
 // summarise pools the measured rounds (not the warm-up) per target and
 // scenario: req/s is all requests over all seconds, percentiles are over
-// all samples, CPU is all ticks over all requests. gateway-plan has chat
-// rows only.
-func summarise(rounds []roundResult, o options, gatewayStatus, planStatus string) []summaryRow {
+// all samples, CPU is all ticks over all requests. The chat-only targets
+// (extra) have chat rows only.
+func summarise(rounds []roundResult, o options, gatewayStatus string, extra []chatTarget) []summaryRow {
 	type key struct {
 		target, scenario string
 		c                int
@@ -125,8 +142,15 @@ func summarise(rounds []roundResult, o options, gatewayStatus, planStatus string
 	}
 	scenarios = append(scenarios, scenario{"stream", true, o.StreamConcurrency})
 	for _, sc := range scenarios {
-		for _, name := range []string{"mock", "proxy", targetGateway, targetPlan} {
-			if name == targetPlan && sc.stream {
+		names := []string{"mock", "proxy", targetGateway}
+		status := map[string]string{}
+		for _, x := range extra {
+			names = append(names, x.name)
+			status[x.name] = x.status
+		}
+		for _, name := range names {
+			chatOnly, isExtra := status[name]
+			if isExtra && sc.stream {
 				continue
 			}
 			p := pools[key{name, sc.name, sc.concurrency}]
@@ -136,8 +160,8 @@ func summarise(rounds []roundResult, o options, gatewayStatus, planStatus string
 				if name == targetGateway && gatewayStatus != gatewayMeasured {
 					row.Skipped = shortStatus(gatewayStatus)
 				}
-				if name == targetPlan && planStatus != gatewayMeasured {
-					row.Skipped = shortStatus(planStatus)
+				if isExtra && chatOnly != gatewayMeasured {
+					row.Skipped = shortStatus(chatOnly)
 				}
 				rows = append(rows, row)
 				continue
@@ -158,9 +182,9 @@ func summarise(rounds []roundResult, o options, gatewayStatus, planStatus string
 }
 
 // evaluate holds the gateway's figures against the targets
-// (docs/performance.md), then gateway-plan's chat figures against the same
-// throughput and CPU targets.
-func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus, planStatus string) []check {
+// (docs/performance.md), then the chat-only targets' (gateway-plan,
+// gateway-limits) chat figures against the same throughput and CPU targets.
+func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus string, extra []chatTarget) []check {
 	find := func(target, scenario string, c int) summaryRow {
 		for _, r := range rows {
 			if r.Target == target && r.Scenario == scenario && r.Concurrency == c {
@@ -201,11 +225,13 @@ func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus, plan
 		}
 	}
 	checks = append(checks, streams, back)
-	gatewayChecks := len(checks)
-	ratioChecks(targetPlan, "plan-billed ")
-	if planStatus != gatewayMeasured {
-		for i := gatewayChecks; i < len(checks); i++ {
-			checks[i].Verdict, checks[i].Note = verdictNA, targetPlan+": "+shortStatus(planStatus)
+	for _, x := range extra {
+		from := len(checks)
+		ratioChecks(x.name, x.prefix)
+		if x.status != gatewayMeasured {
+			for i := from; i < len(checks); i++ {
+				checks[i].Verdict, checks[i].Note = verdictNA, x.name+": "+shortStatus(x.status)
+			}
 		}
 	}
 	if gatewayStatus != gatewayMeasured {

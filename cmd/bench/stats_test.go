@@ -89,13 +89,14 @@ func TestFigureJSON(t *testing.T) {
 func TestEvaluateWithoutGateway(t *testing.T) {
 	o := options{Concurrency: []int{1, 16}, StreamConcurrency: 16}
 	status := gatewayNoRelay + " (HTTP 404)"
-	rows := summarise(nil, o, status, "not measured (gateway: "+gatewayNoRelay+")")
+	notMeasured := []chatTarget{{targetPlan, "not measured (gateway: " + gatewayNoRelay + ")", "plan-billed "}}
+	rows := summarise(nil, o, status, notMeasured)
 	for _, r := range rows {
 		if r.Target == targetGateway && r.Skipped != gatewayNoRelay {
 			t.Errorf("gateway row skipped %q, want %q", r.Skipped, gatewayNoRelay)
 		}
 	}
-	for _, c := range evaluate(rows, nil, o, status, "not measured (gateway: "+gatewayNoRelay+")") {
+	for _, c := range evaluate(rows, nil, o, status, notMeasured) {
 		if c.Verdict != verdictNA {
 			t.Errorf("%s c=%d: %s, want n/a while the relay is missing", c.Name, c.Concurrency, c.Verdict)
 		}
@@ -114,7 +115,8 @@ func TestEvaluatePlanFailing(t *testing.T) {
 		}
 	}
 	planStatus := gatewayRelayFailing + " (HTTP 429: insufficient quota)"
-	rows := summarise(rounds, o, gatewayMeasured, planStatus)
+	extra := []chatTarget{{targetPlan, planStatus, "plan-billed "}}
+	rows := summarise(rounds, o, gatewayMeasured, extra)
 	planRows := 0
 	for _, r := range rows {
 		if r.Target != targetPlan {
@@ -129,7 +131,7 @@ func TestEvaluatePlanFailing(t *testing.T) {
 		t.Errorf("%d plan rows, want one per chat concurrency (%d)", planRows, len(o.Concurrency))
 	}
 	plan := 0
-	for _, c := range evaluate(rows, nil, o, gatewayMeasured, planStatus) {
+	for _, c := range evaluate(rows, nil, o, gatewayMeasured, extra) {
 		switch {
 		case strings.HasPrefix(c.Name, "plan-billed "):
 			plan++

@@ -15,14 +15,15 @@ func printReport(w io.Writer, r *report) {
 		r.Machine.Date, r.Machine.NumCPU, r.Machine.GoVersion, o.Rounds, o.DurationSeconds,
 		joinInts(o.Concurrency), o.StreamConcurrency, o.Streams)
 	fmt.Fprintf(w, "gateway: %s\n", r.Gateway.Status)
-	fmt.Fprintf(w, "gateway-plan (the gateway, calls billed to a plan): %s\n\n", r.GatewayPlan.Status)
+	fmt.Fprintf(w, "gateway-plan (the gateway, calls billed to a plan): %s\n", r.GatewayPlan.Status)
+	fmt.Fprintf(w, "gateway-limits (the gateway, a key with RPM, TPM and concurrency limits): %s\n\n", r.GatewayLimits.Status)
 
-	const loadRow = "%-12s %-7s %4s %9s %8s %8s %7s %11s %16s\n"
+	const loadRow = "%-14s %-7s %4s %9s %8s %8s %7s %11s %16s\n"
 	fmt.Fprintf(w, loadRow, "target", "load", "c", "req/s", "p50 ms", "p99 ms", "errors", "CPU µs/req", "mock CPU µs/req")
 	for _, s := range r.Summary {
 		c := strconv.Itoa(s.Concurrency)
 		if s.Skipped != "" {
-			fmt.Fprintf(w, "%-12s %-7s %4s  %s\n", s.Target, s.Scenario, c, s.Skipped)
+			fmt.Fprintf(w, "%-14s %-7s %4s  %s\n", s.Target, s.Scenario, c, s.Skipped)
 			continue
 		}
 		fmt.Fprintf(w, loadRow, s.Target, s.Scenario, c, show(s.ReqPerSec, 0), show(s.P50ms, 2), show(s.P99ms, 2),

@@ -132,6 +132,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 
 	// Settlements the billing ledger parked (dead letters)
 	s.handle(mux, "GET /api/billing/dead_letter/{$}", levelAdmin, s.listDeadLetters)
+	s.handle(mux, "GET /api/ratelimit/status", levelAdmin, s.rateLimitStatus)
 	s.handle(mux, "POST /api/billing/dead_letter/{id}/replay", levelRoot, s.replayDeadLetter)
 
 	// Runtime options

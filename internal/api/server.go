@@ -17,6 +17,7 @@ import (
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/payment"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -49,6 +50,14 @@ type Deps struct {
 	Providers map[string]payment.Provider
 	// Cluster serves the cluster routes; its zero value is cluster mode off.
 	Cluster ClusterDeps
+	// RateLimits reports the rate limiter's state (GET
+	// /api/ratelimit/status); nil answers an empty status.
+	RateLimits RateLimitStatuser
+}
+
+// RateLimitStatuser reports the rate limiter's counters.
+type RateLimitStatuser interface {
+	Status() ratelimit.Status
 }
 
 // ChannelTester sends a minimal real call through a channel.

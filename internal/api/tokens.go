@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/token"
 )
@@ -33,6 +34,10 @@ type tokenView struct {
 	UsedQuota      int64  `json:"used_quota"`
 	Models         string `json:"models"`
 	Subnet         string `json:"subnet"`
+	// Rate limits (docs/decisions/rate-limits.md); 0 = none.
+	RPMLimit         int64 `json:"rpm_limit"`
+	TPMLimit         int64 `json:"tpm_limit"`
+	ConcurrencyLimit int64 `json:"concurrency_limit"`
 }
 
 // viewToken shows t at now: an enabled key past its expiry reads as expired
@@ -43,6 +48,7 @@ func viewToken(t *store.Token, now int64) tokenView {
 		Status: tokenState(t).EffectiveStatus(now), CreatedTime: t.CreatedTime, AccessedTime: t.AccessedTime,
 		ExpiredTime: t.ExpiredTime, RemainQuota: t.RemainQuota, UnlimitedQuota: t.UnlimitedQuota,
 		UsedQuota: t.UsedQuota, Models: t.Models, Subnet: t.Subnet,
+		RPMLimit: t.RPMLimit, TPMLimit: t.TPMLimit, ConcurrencyLimit: t.ConcurrencyLimit,
 	}
 }
 
@@ -102,12 +108,21 @@ func (s *Server) getToken(w http.ResponseWriter, r *http.Request) error {
 }
 
 type createTokenRequest struct {
-	Name           string `json:"name"`
-	ExpiredTime    *int64 `json:"expired_time"` // absent: never expires
-	RemainQuota    int64  `json:"remain_quota"`
-	UnlimitedQuota bool   `json:"unlimited_quota"`
-	Models         string `json:"models"`
-	Subnet         string `json:"subnet"`
+	Name             string `json:"name"`
+	ExpiredTime      *int64 `json:"expired_time"` // absent: never expires
+	RemainQuota      int64  `json:"remain_quota"`
+	UnlimitedQuota   bool   `json:"unlimited_quota"`
+	Models           string `json:"models"`
+	Subnet           string `json:"subnet"`
+	RPMLimit         int64  `json:"rpm_limit"`
+	TPMLimit         int64  `json:"tpm_limit"`
+	ConcurrencyLimit int64  `json:"concurrency_limit"`
+}
+
+// keyLimitsProblem checks a key's limits for its owner u: within their
+// bounds and not above u's group limits (ratelimit.ValidateKey).
+func (s *Server) keyLimitsProblem(u *store.User, l ratelimit.Limits) string {
+	return ratelimit.ValidateKey(l, u.Group, s.Options.Current().GroupRateLimits[u.Group])
 }
 
 // createToken makes a new enabled key for the caller. The response is the
@@ -126,7 +141,8 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	models, modelsMsg := token.NormalizeModels(req.Models)
 	subnet, subnetMsg := token.NormalizeSubnets(req.Subnet)
 	msg := firstProblem(token.ValidateName(name), token.ValidateExpiry(expired, now),
-		token.ValidateRemainQuota(req.RemainQuota), modelsMsg, subnetMsg)
+		token.ValidateRemainQuota(req.RemainQuota), modelsMsg, subnetMsg,
+		s.keyLimitsProblem(caller(r), ratelimit.Limits{RPM: req.RPMLimit, TPM: req.TPMLimit, Concurrency: req.ConcurrencyLimit}))
 	if msg != "" {
 		return httpx.Fail(msg)
 	}
@@ -136,6 +152,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 		UserID: caller(r).ID, Name: name, KeyHash: token.HashKey(key), KeyPrefix: prefix, KeySuffix: suffix,
 		Status: token.StatusEnabled, ExpiredTime: expired, RemainQuota: req.RemainQuota,
 		UnlimitedQuota: req.UnlimitedQuota, Models: models, Subnet: subnet,
+		RPMLimit: req.RPMLimit, TPMLimit: req.TPMLimit, ConcurrencyLimit: req.ConcurrencyLimit,
 	}
 	if err := s.Store.CreateToken(r.Context(), &t); err != nil {
 		return err
@@ -154,6 +171,10 @@ type updateTokenRequest struct {
 	UnlimitedQuota *bool   `json:"unlimited_quota"`
 	Models         *string `json:"models"`
 	Subnet         *string `json:"subnet"`
+	// Limits not sent keep their value.
+	RPMLimit         *int64 `json:"rpm_limit"`
+	TPMLimit         *int64 `json:"tpm_limit"`
+	ConcurrencyLimit *int64 `json:"concurrency_limit"`
 }
 
 // updateToken changes the caller's key: the fields sent (nil = unchanged),
@@ -174,7 +195,14 @@ func (s *Server) updateToken(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	now := time.Now().Unix()
+	owner := caller(r)
 	decide := func(before store.Token) (store.TokenPatch, error) {
+		if !statusOnly(r) {
+			var err error
+			if patch.Limits, err = s.limitsPatch(owner, &req, before); err != nil {
+				return patch, err
+			}
+		}
 		return finishTokenPatch(patch, req.Status, before, now)
 	}
 	t, err := s.Store.UpdateToken(r.Context(), caller(r).ID, req.ID, decide)
@@ -216,6 +244,31 @@ func tokenPatch(req *updateTokenRequest) (store.TokenPatch, error) {
 		return p, httpx.Fail(msg)
 	}
 	return p, nil
+}
+
+// limitsPatch is the key's limits after the update (those not sent keep
+// their stored value), validated for its owner; nil when none was sent.
+func (s *Server) limitsPatch(owner *store.User, req *updateTokenRequest, before store.Token) (*store.TokenLimits, error) {
+	if req.RPMLimit == nil && req.TPMLimit == nil && req.ConcurrencyLimit == nil {
+		return nil, nil
+	}
+	// Only the values sent are checked: one stored before the admin
+	// lowered the group's limit does not block changing another (the
+	// group's limit applies to calls anyway).
+	l := ratelimit.Limits{RPM: before.RPMLimit, TPM: before.TPMLimit, Concurrency: before.ConcurrencyLimit}
+	var sent ratelimit.Limits
+	for _, f := range []struct {
+		dst, chk *int64
+		v        *int64
+	}{{&l.RPM, &sent.RPM, req.RPMLimit}, {&l.TPM, &sent.TPM, req.TPMLimit}, {&l.Concurrency, &sent.Concurrency, req.ConcurrencyLimit}} {
+		if f.v != nil {
+			*f.dst, *f.chk = *f.v, *f.v
+		}
+	}
+	if msg := s.keyLimitsProblem(owner, sent); msg != "" {
+		return nil, httpx.Fail(msg)
+	}
+	return &store.TokenLimits{RPM: l.RPM, TPM: l.TPM, Concurrency: l.Concurrency}, nil
 }
 
 // finishTokenPatch completes p against the locked row before: the expiry and

@@ -27,6 +27,7 @@ import (
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/payment/alipay"
 	"github.com/modelgate/modelgate/internal/payment/wechat"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/relay"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
@@ -50,8 +51,11 @@ type App struct {
 	ledger  *billing.Ledger
 	relay   *relay.Relay
 	redis   *redis.Client // nil without REDIS_CONN_STRING
-	handler http.Handler
-	lease   config.BillingLease // with defaults applied; used on shared databases only
+	limits  *ratelimit.Limiter
+	// limitRedis is the limiter's own Redis client (nil without Redis).
+	limitRedis *redis.Client
+	handler    http.Handler
+	lease      config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
 	// pingDone is closed when the cluster ping loop has ended (nil when
@@ -140,8 +144,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// live in memory; nodes sharing a server database hold in the database.
 	a.ledger = billing.New(st, billing.Config{Logger: log, Local: st.Dialect() == store.SQLite})
 	st.OnCommit(a.ledger.Changed)
+	a.limits = a.newLimiter()
+	if cfg.Cluster.Enabled {
+		if err := a.countClusterNodes(ctx); err != nil {
+			a.ledger.Close(ctx)
+			st.Close()
+			return nil, err
+		}
+	}
 	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery,
-		BodyReadTimeout: cfg.BodyReadTimeout, ErrorLogs: a.errLogs, Now: a.Now})
+		BodyReadTimeout: cfg.BodyReadTimeout, ErrorLogs: a.errLogs, Now: a.Now, Limits: a.limits})
 	if err != nil {
 		a.ledger.Close(ctx)
 		st.Close()
@@ -169,6 +181,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		DataDir:         cfg.DataDir,
 		Providers:       providers,
 		Cluster:         a.clusterDeps(pinger),
+		RateLimits:      a.limits,
 	})
 	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()
@@ -197,6 +210,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// Each channel waits ChannelRecheckMinutes between its own retests;
 	// the minute tick only looks for channels that are due.
 	go a.repeat(bg, time.Minute, "retest auto-disabled channels", a.RecheckChannels)
+	go a.repeat(bg, time.Minute, "sweep rate limit counters", func(context.Context) error {
+		a.limits.Sweep(a.Now())
+		return nil
+	})
+	if cfg.Cluster.Enabled {
+		go a.repeat(bg, clusterNodesEvery, "count cluster nodes for rate limits", a.countClusterNodes)
+	}
 	go a.repeat(bg, time.Hour, "prune idempotency keys", func(ctx context.Context) error {
 		_, err := a.Store.PruneIdempotencyKeys(ctx)
 		return err
@@ -435,6 +455,9 @@ func (a *App) Close() error {
 	var redisErr error
 	if a.redis != nil {
 		redisErr = a.redis.Close()
+	}
+	if a.limitRedis != nil {
+		redisErr = errors.Join(redisErr, a.limitRedis.Close())
 	}
 	return errors.Join(idleErr, flushErr, redisErr, a.Store.Close())
 }

@@ -21,6 +21,10 @@ type TokenInfo struct {
 	UsedQuota      int64  `json:"used_quota"`
 	Models         string `json:"models"`
 	Subnet         string `json:"subnet"`
+	// Rate limits; 0 = none.
+	RPMLimit         int64 `json:"rpm_limit"`
+	TPMLimit         int64 `json:"tpm_limit"`
+	ConcurrencyLimit int64 `json:"concurrency_limit"`
 }
 
 // CreateToken creates an API key for the client's user with the fields in

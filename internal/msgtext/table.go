@@ -281,4 +281,16 @@ var english = map[string]entry{
 	"该节点的数据落后于本节点已收到的同步,请稍后重试":                               {text: "that node's data is behind what this node already received by sync; try again in a moment"},
 	"快照不完整或无效,本节点的数据没有改变: %s":                                {text: "the snapshot is incomplete or invalid; this node's data did not change: %s"},
 	"从 %s 拉取快照失败,本节点的数据没有改变: %s":                             {text: "pulling the snapshot from %s failed; this node's data did not change: %s"},
+
+	// Rate and concurrency limits (issue 13 §1).
+	"令牌每分钟请求数限制 %d 已达到":                                                     {text: "key rpm limit %d reached"},
+	"令牌每分钟 token 数限制 %d 已达到":                                                {text: "key tpm limit %d reached"},
+	"令牌并发请求数限制 %d 已达到":                                                      {text: "key concurrency limit %d reached"},
+	"分组 %s 每用户每分钟请求数限制 %d 已达到":                                              {text: "group %s per-user rpm limit %d reached"},
+	"分组 %s 每用户每分钟 token 数限制 %d 已达到":                                         {text: "group %s per-user tpm limit %d reached"},
+	"分组 %s 每用户并发请求数限制 %d 已达到":                                               {text: "group %s per-user concurrency limit %d reached"},
+	"限流服务暂不可用,请稍后重试":                                                        {text: "rate limiting is unavailable; please try again later"},
+	"%s 必须是 0 到 %d 之间的整数(0 表示不限制)":                                          {text: "%s must be a whole number from 0 to %d (0 = no limit)"},
+	"%s 不能超过所在分组 %s 的限制 %d":                                                 {text: "%s may not exceed the limit of its group %s: %d"},
+	"必须是 JSON 对象:键为分组名称,值为 {\"rpm\": 整数, \"tpm\": 整数, \"concurrency\": 整数}": {text: "must be a JSON object whose keys are group names and whose values are {\"rpm\": integer, \"tpm\": integer, \"concurrency\": integer}"},
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/order"
 	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 )
 
 // Keys of the known settings.
@@ -73,6 +74,13 @@ const (
 	// MessageLanguage is the language of the /api and /v1 messages the
 	// spec does not fix: zh (the default) or en (internal/msgtext).
 	MessageLanguage = "MessageLanguage"
+	// GroupRateLimits maps a user group to the RPM, TPM and concurrency
+	// limits each of its users gets (docs/decisions/rate-limits.md).
+	GroupRateLimits = "GroupRateLimits"
+	// RateLimitFailClosed refuses limited calls (503) while Redis does not
+	// answer; false (the default) enforces the limits on each node alone
+	// meanwhile.
+	RateLimitFailClosed = "RateLimitFailClosed"
 
 	// The top-up settings (spec: Top-up settings, category topup). They
 	// are saved together through PUT /api/setting/topup (SetMany).
@@ -105,6 +113,9 @@ type Snapshot struct {
 	// MessageLanguage renders failure messages (the spec's stay as
 	// written).
 	MessageLanguage msgtext.Lang
+	// GroupRateLimits holds only the groups that set a limit.
+	GroupRateLimits     map[string]ratelimit.Limits
+	RateLimitFailClosed bool
 	// Topup is the top-up settings (spec defaults: off, no custom amount,
 	// rate 1, no presets).
 	Topup order.Settings
@@ -206,6 +217,14 @@ var definitions = map[string]definition{
 	}},
 	MessageLanguage: {"zh", func(s *Snapshot, v string) (err error) {
 		s.MessageLanguage, err = msgtext.ParseLang(v)
+		return err
+	}},
+	GroupRateLimits: {"{}", func(s *Snapshot, v string) (err error) {
+		s.GroupRateLimits, err = ratelimit.ParseGroupLimits(v)
+		return err
+	}},
+	RateLimitFailClosed: {"false", func(s *Snapshot, v string) (err error) {
+		s.RateLimitFailClosed, err = parseBool(v)
 		return err
 	}},
 	TopupEnabled: {"false", func(s *Snapshot, v string) (err error) {

@@ -61,7 +61,7 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 	if cur.NewUserQuota != 500 || !cur.RegisterEnabled || cur.SystemName != "modelgate" || cur.MessageLanguage != msgtext.Chinese {
 		t.Fatalf("snapshot = %+v", cur)
 	}
-	want := map[string]string{NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
+	want := map[string]string{GroupRateLimits: "{}", RateLimitFailClosed: "false", NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
 		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
 		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh",
 		ErrorLogRetentionDays: "7", ChannelBreakerEnabled: "true", ChannelBreakerWindowSeconds: "60",

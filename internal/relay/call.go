@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/textfield"
 )
@@ -43,6 +44,9 @@ type call struct {
 	// (its CompletionLimit, when > 0, is sent upstream as the call's limit).
 	bill   billing.Call
 	charge billing.Charge
+	// limits is the call's hold on its rate limits, when limited (limits.go).
+	limits  ratelimit.Ticket
+	limited bool
 
 	up *upstreamCall // the current attempt's upstream request
 	// failed is the last failed attempt, already in the error log;
@@ -164,6 +168,12 @@ func (c *call) run() error {
 		}
 		return c.countTokens()
 	}
+	// Limits before the reservation: a refused call holds no money. The
+	// hold is given back after settlement, also when the call panics.
+	if err := c.admitLimits(); err != nil {
+		return err
+	}
+	defer c.releaseLimits()
 	if err := c.pay(); err != nil {
 		return err
 	}

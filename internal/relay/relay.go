@@ -21,6 +21,7 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/breaker"
 	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/relay/h1"
 	"github.com/modelgate/modelgate/internal/relay/tokencount"
 	"github.com/modelgate/modelgate/internal/store"
@@ -49,6 +50,9 @@ type Deps struct {
 	// Now is the clock of subscriptions and their limit windows; nil is
 	// time.Now (tests move it instead of sleeping).
 	Now func() time.Time
+	// Limits enforces the keys' and groups' rate limits; nil counts in
+	// this process's memory.
+	Limits *ratelimit.Limiter
 }
 
 // Relay is the /v1 handler.
@@ -96,6 +100,9 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Limits == nil {
+		d.Limits = ratelimit.New(ratelimit.Config{Log: d.Log})
 	}
 	if d.Transport == nil {
 		// The lean HTTP/1.1 transport holds an open stream with no goroutine

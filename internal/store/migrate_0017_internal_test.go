@@ -18,13 +18,7 @@ func TestMigration0017UpgradesExistingPrices(t *testing.T) {
 		t.Run(eng.Name, func(t *testing.T) {
 			ctx := context.Background()
 			opts := Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "m.db")}
-			all := migrations
-			migrations = all[:len(all)-1]
-			if migrations[len(migrations)-1].version != "0016_cluster_failed_events" {
-				t.Fatalf("the step before 0017 is %s", migrations[len(migrations)-1].version)
-			}
-			s, err := Open(ctx, opts)
-			migrations = all
+			s, err := openBefore(t, ctx, opts, "0017_cache_tier_pricing")
 			if err != nil {
 				t.Fatal(err)
 			}

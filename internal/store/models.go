@@ -45,6 +45,10 @@ type Token struct {
 	UsedQuota      int64  `gorm:"not null;default:0"`
 	Models         string `gorm:"type:text"`
 	Subnet         string `gorm:"size:1024;not null;default:''"`
+	// Rate limits of the key (docs/decisions/rate-limits.md); 0 = none.
+	RPMLimit         int64 `gorm:"column:rpm_limit;not null;default:0"`
+	TPMLimit         int64 `gorm:"column:tpm_limit;not null;default:0"`
+	ConcurrencyLimit int64 `gorm:"column:concurrency_limit;not null;default:0"`
 }
 
 // Channel is an upstream route. Key is the upstream credential: write-only

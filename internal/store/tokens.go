@@ -62,6 +62,13 @@ type TokenPatch struct {
 	UnlimitedQuota *bool
 	Models         *string
 	Subnet         *string
+	// Limits, when set, replaces the key's three rate limits.
+	Limits *TokenLimits
+}
+
+// TokenLimits are a key's rate limits as stored.
+type TokenLimits struct {
+	RPM, TPM, Concurrency int64
 }
 
 // Apply returns t with p applied.
@@ -86,6 +93,9 @@ func (p TokenPatch) Apply(t Token) Token {
 	if p.UnlimitedQuota != nil {
 		t.UnlimitedQuota = *p.UnlimitedQuota
 	}
+	if p.Limits != nil {
+		t.RPMLimit, t.TPMLimit, t.ConcurrencyLimit = p.Limits.RPM, p.Limits.TPM, p.Limits.Concurrency
+	}
 	return t
 }
 
@@ -104,6 +114,9 @@ func (p TokenPatch) columns() map[string]any {
 	put("unlimited_quota", deref(p.UnlimitedQuota), p.UnlimitedQuota != nil)
 	put("models", deref(p.Models), p.Models != nil)
 	put("subnet", deref(p.Subnet), p.Subnet != nil)
+	if p.Limits != nil {
+		set["rpm_limit"], set["tpm_limit"], set["concurrency_limit"] = p.Limits.RPM, p.Limits.TPM, p.Limits.Concurrency
+	}
 	return set
 }
 

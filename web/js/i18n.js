@@ -182,6 +182,9 @@ const dict = {
     'settings.f_private_key_file': 'Private key file', 'settings.f_public_key_file': 'Public key file',
     'settings.f_account_name': 'Account name', 'settings.f_account_no': 'Account number', 'settings.f_bank_name': 'Bank',
     'settings.f_branch': 'Branch', 'settings.f_notes': 'Notes for the payer',
+    // Key rate limits (issue 13 §1).
+    'keys.rpmLimit': 'Requests per minute', 'keys.tpmLimit': 'Tokens per minute', 'keys.concurrencyLimit': 'Concurrent requests',
+    'keys.rateLimitHint': '0 = no limit on the key; your group\'s limits still apply.',
     'nav.options': 'Runtime options', 'options.key': 'Option', 'options.value': 'Value',
     'options.editKey': 'Edit {key}', 'options.saved': '{key} saved.',
     'topUsers.title': 'Top users in range', 'topUsers.rank': 'Rank', 'topUsers.quota': 'Consumed', 'topUsers.plan': 'Current plan',
@@ -384,6 +387,9 @@ const dict = {
     'settings.f_private_key_file': '私钥文件', 'settings.f_public_key_file': '公钥文件',
     'settings.f_account_name': '户名', 'settings.f_account_no': '账号', 'settings.f_bank_name': '开户行',
     'settings.f_branch': '支行', 'settings.f_notes': '付款说明',
+    // Key rate limits (issue 13 §1).
+    'keys.rpmLimit': '每分钟请求数', 'keys.tpmLimit': '每分钟 token 数', 'keys.concurrencyLimit': '并发请求数',
+    'keys.rateLimitHint': '0 表示令牌本身不限制;所在分组的限制仍然生效。',
     'nav.options': '运行配置', 'options.key': '配置项', 'options.value': '值',
     'options.editKey': '编辑 {key}', 'options.saved': '{key} 已保存。',
     'topUsers.title': '范围内用量排行', 'topUsers.rank': '排名', 'topUsers.quota': '消耗', 'topUsers.plan': '当前套餐',

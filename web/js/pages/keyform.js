@@ -1,5 +1,6 @@
 // The API key form, for create and edit: name, model allow list, subnet,
-// expiry and quota limit (docs/api.md, API keys).
+// expiry, quota limit and rate limits (docs/api.md, API keys;
+// docs/decisions/rate-limits.md).
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { post, put } from '../api.js';
@@ -17,6 +18,10 @@ export function KeyForm({ initial, perUnit, onSaved, onCancel }) {
     unlimited: initial ? initial.unlimited_quota : true,
     // The limit is edited in CNY; the API takes quota.
     limit: initial ? String((initial.remain_quota || 0) / perUnit) : '0',
+    // Rate limits: whole numbers, 0 = none (the group's limits still apply).
+    rpm: String(initial?.rpm_limit ?? 0),
+    tpm: String(initial?.tpm_limit ?? 0),
+    concurrency: String(initial?.concurrency_limit ?? 0),
   });
   const [error, setError] = useState('');
   const set = (k) => (v) => setF({ ...f, [k]: v });
@@ -28,6 +33,7 @@ export function KeyForm({ initial, perUnit, onSaved, onCancel }) {
       expired_time: fromLocalInput(f.expires),
       unlimited_quota: f.unlimited,
       remain_quota: Math.round(Number(f.limit || 0) * perUnit),
+      rpm_limit: Number(f.rpm || 0), tpm_limit: Number(f.tpm || 0), concurrency_limit: Number(f.concurrency || 0),
     };
     try {
       const env = editing ? await put('/api/token/', { id: initial.id, ...body }) : await post('/api/token/', body);
@@ -45,6 +51,9 @@ export function KeyForm({ initial, perUnit, onSaved, onCancel }) {
     <${Field} label=${t('keys.expires')} hint=${t('keys.expiresHint')} type="datetime-local" value=${f.expires} onInput=${set('expires')} />
     <${Field} label=${t('keys.unlimited')} type="checkbox" value=${f.unlimited} onInput=${set('unlimited')} />
     ${!f.unlimited && html`<${Field} label=${t('keys.limit')} type="number" min="0" step="any" value=${f.limit} onInput=${set('limit')} />`}
+    <${Field} label=${t('keys.rpmLimit')} hint=${t('keys.rateLimitHint')} type="number" min="0" step="1" value=${f.rpm} onInput=${set('rpm')} />
+    <${Field} label=${t('keys.tpmLimit')} type="number" min="0" step="1" value=${f.tpm} onInput=${set('tpm')} />
+    <${Field} label=${t('keys.concurrencyLimit')} type="number" min="0" step="1" value=${f.concurrency} onInput=${set('concurrency')} />
     <div class="actions">
       <button class="primary" type="submit">${t('action.save')}</button>
       <button type="button" onClick=${onCancel}>${t('action.cancel')}</button>
