@@ -21,10 +21,12 @@ export function Nodes() {
   const ping = (n) => run(async () => {
     const env = await get(`/api/cluster_node/ping/${n.id}`);
     const d = env.data;
+    // The table is re-read first, so the answer shows with the heartbeat
+    // and failure count the ping just wrote, never beside the old ones.
+    await load();
     setPings((cur) => ({ ...cur, [n.id]: d.ok
       ? { ok: true, text: t('nodes.pingOK', { ms: d.rtt_ms, learned: d.learned }) }
       : { ok: false, text: t('nodes.pingFailed', { error: d.error }) } }));
-    await load();
   });
   const setDisabled = (n, off) => run(async () => {
     if (off) await del(`/api/cluster_node/${n.id}`);
