@@ -42,8 +42,10 @@ export function Channels({ session }) {
     } catch (err) {
       r = { ok: false, text: err.message };
     }
+    // The test recorded test_time, response_time and last_error: the row
+    // is re-read first, so the answer shows beside what it wrote.
+    await load();
     setTests((cur) => ({ ...cur, [c.id]: r }));
-    load(); // the test recorded test_time, response_time and last_error
   };
   const toggle = (c) => run(async () => { await put('/api/channel/', { id: c.id, status: c.status === 1 ? 2 : 1 }); await load(); });
   const remove = (c) => confirm(t('channels.confirmDelete', { name: c.name })) &&
