@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/pricing"
@@ -18,11 +19,13 @@ func TestMigration0017UpgradesExistingPrices(t *testing.T) {
 		t.Run(eng.Name, func(t *testing.T) {
 			ctx := context.Background()
 			opts := Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "m.db")}
+			// The steps before 0017 (later steps may follow it).
 			all := migrations
-			migrations = all[:len(all)-1]
-			if migrations[len(migrations)-1].version != "0016_cluster_failed_events" {
-				t.Fatalf("the step before 0017 is %s", migrations[len(migrations)-1].version)
+			at := slices.IndexFunc(all, func(m migration) bool { return m.version == "0017_cache_tier_pricing" })
+			if at < 1 || all[at-1].version != "0016_cluster_failed_events" {
+				t.Fatalf("no step 0017 after 0016 in %v", all)
 			}
+			migrations = all[:at]
 			s, err := Open(ctx, opts)
 			migrations = all
 			if err != nil {

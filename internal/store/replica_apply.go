@@ -361,6 +361,11 @@ func (tx *Tx) applyBulk(ev Event) error {
 			return err
 		}
 	}
+	if len(b.RetainIDs) > 0 {
+		if err := tx.db.Where("id IN ?", b.RetainIDs).Delete(&Log{}).Error; err != nil {
+			return err
+		}
+	}
 	return tx.record(Change{Table: "logs", Op: "DELETE"})
 }
 
