@@ -68,7 +68,7 @@ const (
 )
 
 // statPart is a half-open time range [from, to) summed from a cube (cube
-// set) or from the logs (cube nil).
+// set: one of the package's cube variables) or from the logs (cube nil).
 type statPart struct {
 	cube     *usageCube
 	from, to int64
@@ -98,9 +98,9 @@ func statPlan(f LogFilter) []statPart {
 		return nil
 	}
 	byUser := f.UserID != 0 || f.Username != "" || f.Group != ""
-	days, hours := cubeDayChannels, cubeHourChans
+	days, hours := &cubeDayChannels, &cubeHourChans
 	if byUser {
-		days = cubeDays
+		days = &cubeDays
 	}
 	dayLo, dayHi := from, to
 	if from != openLow {
@@ -112,7 +112,7 @@ func statPlan(f LogFilter) []statPart {
 	if dayLo >= dayHi { // no whole day: the range is one edge
 		return edge(from, to, byUser, hours)
 	}
-	parts := []statPart{{cube: &days, from: dayLo, to: dayHi}}
+	parts := []statPart{{cube: days, from: dayLo, to: dayHi}}
 	if from < dayLo {
 		parts = append(parts, edge(from, dayLo, byUser, hours)...)
 	}
@@ -125,7 +125,7 @@ func statPlan(f LogFilter) []statPart {
 // edge is the parts of [from, to), a range within a day or two, both ends
 // set: whole hours from the hour cube when the filter allows, the rest from
 // the logs.
-func edge(from, to int64, byUser bool, hours usageCube) []statPart {
+func edge(from, to int64, byUser bool, hours *usageCube) []statPart {
 	if byUser {
 		return []statPart{{from: from, to: to}}
 	}
@@ -133,7 +133,7 @@ func edge(from, to int64, byUser bool, hours usageCube) []statPart {
 	if hLo >= hHi {
 		return []statPart{{from: from, to: to}}
 	}
-	parts := []statPart{{cube: &hours, from: hLo, to: hHi}}
+	parts := []statPart{{cube: hours, from: hLo, to: hHi}}
 	if from < hLo {
 		parts = append(parts, statPart{from: from, to: hLo})
 	}

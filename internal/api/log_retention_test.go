@@ -1,0 +1,142 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apptest"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// TestLogRetentionBoundary: with LogRetentionDays = N the sweep at now
+// deletes exactly the logs created before now − N days, of every type, in
+// batches (more old rows than one batch), and nothing else; a log created at
+// the boundary second stays until the clock moves one second. 0 keeps every
+// log. The rollups keep what the sweep deleted: the stat without a time
+// range still counts it.
+func TestLogRetentionBoundary(t *testing.T) {
+	e := apptest.New(t)
+	root := e.Root()
+	_, uid := e.NewUser("old", 1)
+	ctx := context.Background()
+	clock := apptest.NewClock(time.Unix(1_790_000_000+1234, 0))
+	root.OK("DELETE", apptest.Path("/api/log/?target_timestamp=%d", time.Now().Unix()+60), nil)
+	const days = 3
+	boundary := clock.Now().Unix() - days*day
+	types := []int{store.LogConsume, store.LogTopup, store.LogAdmin, store.LogSystem, store.LogError}
+	var rows []store.Log
+	add := func(at int64, n int) {
+		for i := range n {
+			rows = append(rows, store.Log{UserID: uid, Username: "old", CreatedAt: at, Type: types[i%len(types)],
+				ModelName: "m", Quota: int64(i%7 + 1), PromptTokens: 1, CompletionTokens: 2})
+		}
+	}
+	add(boundary-40*day, 3)
+	add(boundary-1, 4500) // more than two batches, all in the last second before the boundary
+	add(boundary, 6)
+	add(boundary+1, 5)
+	add(clock.Now().Unix(), 4)
+	for i := 0; i < len(rows); i += 1000 {
+		insertLogs(t, e, rows[i:min(i+1000, len(rows))]...)
+	}
+	all := sumLogs(rows, func(*store.Log) bool { return true })
+	sweep := func() int64 {
+		t.Helper()
+		n, err := e.App.SweepLogs(ctx, clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := sweep(); n != 0 {
+		t.Fatalf("the default (0, keep) deleted %d", n)
+	}
+	root.OK("PUT", "/api/option/", map[string]string{"key": "LogRetentionDays", "value": fmt.Sprint(days)})
+	if n := sweep(); n != 4503 {
+		t.Fatalf("sweep deleted %d, want the 4,503 logs older than %d days", n, days)
+	}
+	want := slices.DeleteFunc(slices.Clone(rows), func(l store.Log) bool { return l.CreatedAt < boundary })
+	slices.Reverse(want) // newest first; same second: the later id first
+	wantLogs(t, root, "/api/log/?username=old&page_size=100", want...)
+	if n := sweep(); n != 0 {
+		t.Fatalf("a second sweep deleted %d", n)
+	}
+	var st logStat
+	root.OK("GET", "/api/log/stat", nil).Decode(t, &st)
+	if st != all {
+		t.Errorf("stat over all time after the sweep = %+v, want %+v (the rollups keep deleted logs)", st, all)
+	}
+	clock.Advance(time.Second)
+	if n := sweep(); n != 6 {
+		t.Fatalf("one second later the sweep deleted %d, want the 6 logs at the old boundary", n)
+	}
+	wantLogs(t, root, "/api/log/?username=old&page_size=100", want[:len(want)-6]...)
+	root.OK("PUT", "/api/option/", map[string]string{"key": "LogRetentionDays", "value": "0"})
+	clock.Advance(365 * 24 * time.Hour)
+	if n := sweep(); n != 0 {
+		t.Fatalf("retention 0 deleted %d", n)
+	}
+	root.Fail("PUT", "/api/option/", map[string]string{"key": "LogRetentionDays", "value": "-1"}, 200,
+		"配置项 LogRetentionDays 的值无效: 必须是 0 到 36500 之间的整数")
+}
+
+// TestLogPagesByKey: the list routes read a page past the first by key;
+// every page of every size equals the OFFSET query's, on a table with gaps
+// in its ids, times out of id order and many logs in one second, with and
+// without filters, and a page past the end is empty.
+func TestLogPagesByKey(t *testing.T) {
+	e := apptest.New(t)
+	root := e.Root()
+	ann, annID := e.NewUser("ann", 1)
+	_, benID := e.NewUser("ben", 1)
+	ctx := context.Background()
+	root.OK("DELETE", apptest.Path("/api/log/?target_timestamp=%d", time.Now().Unix()+60), nil)
+	rng := rand.New(rand.NewPCG(4, 40))
+	var rows []store.Log
+	for i := range 400 {
+		u, name := annID, "ann"
+		if i%3 == 0 {
+			u, name = benID, "ben"
+		}
+		rows = append(rows, store.Log{UserID: u, Username: name, Type: store.LogConsume + i%2,
+			CreatedAt: base + rng.Int64N(60), ModelName: "m", Quota: 1})
+	}
+	insertLogs(t, e, rows...)
+	// Gaps in the ids.
+	e.ExecSQL("DELETE FROM logs WHERE id % 7 = 3 OR id % 11 = 5")
+	for _, c := range []struct {
+		client *apptest.Client
+		path   string
+		f      store.LogFilter
+	}{
+		{root, "/api/log/?", store.LogFilter{}},
+		{root, "/api/log/?type=2&", store.LogFilter{Type: store.LogConsume}},
+		{root, "/api/log/?username=ben&", store.LogFilter{Username: "ben"}},
+		{root, apptest.Path("/api/log/?start_timestamp=%d&end_timestamp=%d&", base+10, base+40), store.LogFilter{Start: base + 10, End: base + 40}},
+		{ann, "/api/log/self?", store.LogFilter{UserID: annID}},
+	} {
+		for _, size := range []int{1, 7, 20, 100} {
+			for p := 0; ; p++ {
+				ref, err := e.App.Store.ListLogsOffset(ctx, c.f, store.Page{Offset: p * size, Limit: size})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := logIDs(t, c.client, apptest.Path("%sp=%d&page_size=%d", c.path, p, size))
+				want := make([]int64, len(ref))
+				for i := range ref {
+					want[i] = ref[i].ID
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%sp=%d&page_size=%d = %v, OFFSET gives %v", c.path, p, size, got, want)
+				}
+				if len(ref) == 0 {
+					break
+				}
+			}
+		}
+	}
+}
