@@ -234,7 +234,9 @@ func (f *rollupFixture) checkDashboards(t *testing.T, when string, rows []store.
 		for _, r := range sums {
 			out = append(out, *r)
 		}
-		slices.SortFunc(out, func(a, b usageRow) int { return cmp.Or(cmp.Compare(a.Day, b.Day), cmp.Compare(a.ModelName, b.ModelName)) })
+		slices.SortFunc(out, func(a, b usageRow) int {
+			return cmp.Or(cmp.Compare(a.Day, b.Day), cmp.Compare(a.ModelName, b.ModelName))
+		})
 		return out
 	}
 	for u, c := range f.users {
