@@ -14,10 +14,11 @@ import (
 // (docs/decisions/logs.md, "Rollups and retention"):
 //
 //   - usage_days: per UTC day, user (id and the username the log carries),
-//     model, channel and group; read with a user, username or group filter;
+//     key name, model, channel and group; read with a user, username, key
+//     name or group filter;
 //   - usage_day_channels: per UTC day, model and channel; read without one;
-//   - usage_hour_channels: per UTC hour, model and channel; the partial
-//     days of a time range that is not aligned to days.
+//   - usage_hour_channels: per UTC hour, model, channel and group; the
+//     partial days of a time range that is not aligned to days.
 //
 // Like the 0013 rollups they are exact: InsertLogs (and a replica applying
 // a peer's log) adds every consume log in the log's own transaction, and
@@ -30,22 +31,28 @@ type usageCube struct {
 	table    string
 	bucket   int64  // seconds: 86400 or 3600
 	startCol string // day_start or hour_start
-	byUser   bool   // keyed also by user_id, username and log_group
+	byUser   bool   // keyed also by user_id, username and token_name
+	byGroup  bool   // keyed also by log_group
 }
 
 var (
-	cubeDays        = usageCube{"usage_days", 86400, "day_start", true}
-	cubeDayChannels = usageCube{"usage_day_channels", 86400, "day_start", false}
-	cubeHourChans   = usageCube{"usage_hour_channels", 3600, "hour_start", false}
+	cubeDays        = usageCube{"usage_days", 86400, "day_start", true, true}
+	cubeDayChannels = usageCube{"usage_day_channels", 86400, "day_start", false, false}
+	cubeHourChans   = usageCube{"usage_hour_channels", 3600, "hour_start", false, true}
 	usageCubes      = []usageCube{cubeDays, cubeDayChannels, cubeHourChans}
 )
 
 // keyCols are the cube's primary key columns, in key order.
 func (c usageCube) keyCols() []string {
+	cols := []string{c.startCol}
 	if c.byUser {
-		return []string{c.startCol, "user_id", "username", "model_name", "channel_id", "log_group"}
+		cols = append(cols, "user_id", "username", "token_name")
 	}
-	return []string{c.startCol, "model_name", "channel_id"}
+	cols = append(cols, "model_name", "channel_id")
+	if c.byGroup {
+		cols = append(cols, "log_group")
+	}
+	return cols
 }
 
 var cubeSumCols = []string{"request_count", "quota", "prompt_tokens", "completion_tokens"}
@@ -55,22 +62,29 @@ type cubeKey struct {
 	Start     int64
 	UserID    int64
 	Username  string
+	TokenName string
 	ModelName string
 	ChannelID int64
 	Group     string
 }
 
-func (k cubeKey) args(byUser bool) []any {
-	if byUser {
-		return []any{k.Start, k.UserID, k.Username, k.ModelName, k.ChannelID, k.Group}
+// args are the key's values in the order of c.keyCols.
+func (k cubeKey) args(c usageCube) []any {
+	args := []any{k.Start}
+	if c.byUser {
+		args = append(args, k.UserID, k.Username, k.TokenName)
 	}
-	return []any{k.Start, k.ModelName, k.ChannelID}
+	args = append(args, k.ModelName, k.ChannelID)
+	if c.byGroup {
+		args = append(args, k.Group)
+	}
+	return args
 }
 
 func compareKeys(a, b cubeKey) int {
 	return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.UserID, b.UserID),
-		cmp.Compare(a.Username, b.Username), cmp.Compare(a.ModelName, b.ModelName),
-		cmp.Compare(a.ChannelID, b.ChannelID), cmp.Compare(a.Group, b.Group))
+		cmp.Compare(a.Username, b.Username), cmp.Compare(a.TokenName, b.TokenName),
+		cmp.Compare(a.ModelName, b.ModelName), cmp.Compare(a.ChannelID, b.ChannelID), cmp.Compare(a.Group, b.Group))
 }
 
 // cubeSums are a row's sums, clamped within ±rollupMax as the 0013 rollups.
@@ -110,7 +124,10 @@ func (s *cubeSet) add(l *Log) {
 	for i, c := range s.cubes {
 		k := cubeKey{Start: floorTo(l.CreatedAt, c.bucket), ModelName: l.ModelName, ChannelID: l.ChannelID}
 		if c.byUser {
-			k.UserID, k.Username, k.Group = l.UserID, l.Username, l.Group
+			k.UserID, k.Username, k.TokenName = l.UserID, l.Username, l.TokenName
+		}
+		if c.byGroup {
+			k.Group = l.Group
 		}
 		r := s.rows[i][k]
 		if r == nil {
@@ -125,7 +142,7 @@ func (s *cubeSet) add(l *Log) {
 	}
 }
 
-// cubeChunk bounds the rows of one multi-row upsert: at most 10 columns a
+// cubeChunk bounds the rows of one multi-row upsert: at most 11 columns a
 // row, well under every engine's limit of bound parameters.
 const cubeChunk = 500
 
@@ -168,7 +185,7 @@ func upsertCube(db *gorm.DB, c usageCube, keys []cubeKey, sums map[cubeKey]*cube
 		}
 		b.WriteString(row)
 		v := sums[k]
-		args = append(append(args, k.args(c.byUser)...), v.RequestCount, v.Quota, v.PromptTokens, v.CompletionTokens)
+		args = append(append(args, k.args(c)...), v.RequestCount, v.Quota, v.PromptTokens, v.CompletionTokens)
 	}
 	if mysql {
 		b.WriteString(" ON DUPLICATE KEY UPDATE ")
@@ -217,7 +234,7 @@ func rebuildCubes(db *gorm.DB, cubes []usageCube, from, to int64) error {
 	set := newCubeSet(cubes)
 	var after int64 = -1 << 63
 	for {
-		q := db.Model(&Log{}).Select("id, user_id, created_at, type, username, model_name, channel_id, log_group, "+
+		q := db.Model(&Log{}).Select("id, user_id, created_at, type, username, token_name, model_name, channel_id, log_group, "+
 			"quota, prompt_tokens, completion_tokens").
 			Where("type = ? AND created_at >= ? AND id > ?", LogConsume, from, after)
 		if to != 0 {
@@ -240,20 +257,4 @@ func rebuildCubes(db *gorm.DB, cubes []usageCube, from, to int64) error {
 		}
 		after = rows[len(rows)-1].ID
 	}
-}
-
-// RollUpBulk adds rows (already inserted, with their ids) to every usage
-// rollup, 0013's and 0020's, in bulk: the seed generator's path
-// (cmd/seedlogs), which writes logs without InsertLogs.
-func (s *Store) RollUpBulk(db *gorm.DB, rows []Log) error {
-	set := newCubeSet(usageCubes)
-	r := newRollup()
-	for i := range rows {
-		set.add(&rows[i])
-		r.add(&rows[i])
-	}
-	if err := set.write(db); err != nil {
-		return err
-	}
-	return r.write(db)
 }

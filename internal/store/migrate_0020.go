@@ -3,8 +3,8 @@ package store
 import "gorm.io/gorm"
 
 // migration0020 adds the usage cubes (cubes.go): consume logs summed per
-// UTC day, user, model, channel and group; per day, model and channel; and
-// per hour, model and channel. InsertLogs keeps them in the logs'
+// UTC day, user, key name, model, channel and group; per day, model and
+// channel; and per hour, model, channel and group. InsertLogs keeps them in the logs'
 // transaction and DeleteLogsBefore recomputes what it cut. The step fills
 // them from the logs already there; it empties them first, since on MySQL
 // the DDL has committed and a step run again must not add twice. It also
@@ -29,9 +29,10 @@ func migration0020(db *gorm.DB) error {
 }
 
 type v20UsageDay struct {
-	DayStart         int64  `gorm:"primaryKey;autoIncrement:false;index:idx_usage_days_user,priority:2"`
+	DayStart         int64  `gorm:"primaryKey;autoIncrement:false;index:idx_usage_days_user,priority:2;index:idx_usage_days_username,priority:2"`
 	UserID           int64  `gorm:"primaryKey;autoIncrement:false;index:idx_usage_days_user,priority:1"`
-	Username         string `gorm:"primaryKey;size:64"`
+	Username         string `gorm:"primaryKey;size:64;index:idx_usage_days_username,priority:1"`
+	TokenName        string `gorm:"primaryKey;size:64"`
 	ModelName        string `gorm:"primaryKey;size:191"`
 	ChannelID        int64  `gorm:"primaryKey;autoIncrement:false"`
 	Group            string `gorm:"column:log_group;primaryKey;size:64"`
@@ -59,6 +60,7 @@ type v20UsageHourChannel struct {
 	HourStart        int64  `gorm:"primaryKey;autoIncrement:false"`
 	ModelName        string `gorm:"primaryKey;size:191"`
 	ChannelID        int64  `gorm:"primaryKey;autoIncrement:false"`
+	Group            string `gorm:"column:log_group;primaryKey;size:64"`
 	RequestCount     int64  `gorm:"not null;default:0"`
 	Quota            int64  `gorm:"not null;default:0"`
 	PromptTokens     int64  `gorm:"not null;default:0"`

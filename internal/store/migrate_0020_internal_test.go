@@ -26,11 +26,11 @@ func TestMigration0020RollsUpExistingLogs(t *testing.T) {
 				t.Fatal(err)
 			}
 			const day, hour = 86400, 3600
-			err = s.db.Exec("INSERT INTO logs (id, user_id, username, created_at, type, model_name, channel_id, log_group, quota, prompt_tokens, completion_tokens) VALUES " +
-				"(1, 7, 'ann', 100, 2, 'a', 1, 'g', 5, 1, 2), (2, 7, 'ann', 3700, 2, 'a', 1, 'g', 6, 3, 4), " +
-				"(3, 8, 'ben', 300, 2, 'a', 2, 'g', 7, 5, 6), (4, 8, 'ben', 86400, 2, 'a', 1, 'h', 8, 7, 8), " +
-				"(5, 8, 'ben', 400, 1, 'a', 1, 'g', 999, 0, 0), (6, 7, 'ann', 500, 5, 'a', 1, 'g', 0, 0, 0), " +
-				"(7, 7, 'ann2', 600, 2, 'a', 1, 'g', 1, 1, 1)").Error
+			err = s.db.Exec("INSERT INTO logs (id, user_id, username, token_name, created_at, type, model_name, channel_id, log_group, quota, prompt_tokens, completion_tokens) VALUES " +
+				"(1, 7, 'ann', 'k', 100, 2, 'a', 1, 'g', 5, 1, 2), (2, 7, 'ann', 'k', 3700, 2, 'a', 1, 'g', 6, 3, 4), " +
+				"(3, 8, 'ben', 'k', 300, 2, 'a', 2, 'g', 7, 5, 6), (4, 8, 'ben', 'k', 86400, 2, 'a', 1, 'h', 8, 7, 8), " +
+				"(5, 8, 'ben', 'k', 400, 1, 'a', 1, 'g', 999, 0, 0), (6, 7, 'ann', 'k', 500, 5, 'a', 1, 'g', 0, 0, 0), " +
+				"(7, 7, 'ann2', 'k', 600, 2, 'a', 1, 'g', 1, 1, 1), (8, 7, 'ann', 'k2', 700, 2, 'a', 1, 'g', 2, 2, 2)").Error
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,39 +44,40 @@ func TestMigration0020RollsUpExistingLogs(t *testing.T) {
 			type row struct {
 				Start                                         int64
 				UserID                                        int64
-				Username, ModelName                           string
+				Username, TokenName, ModelName                string
 				ChannelID                                     int64
-				Group                                         string
+				Grp                                           string
 				RequestCount, Quota, PromptTokens, Completion int64
 			}
 			read := func(c usageCube) []row {
 				t.Helper()
 				sel := c.startCol + " AS start, model_name, channel_id, request_count, quota, prompt_tokens, completion_tokens AS completion"
 				if c.byUser {
-					sel += ", user_id, username, log_group AS `group`"
-					if s.dialect != MySQL {
-						sel = sel[:len(sel)-len("`group`")] + `"group"`
-					}
+					sel += ", user_id, username, token_name"
+				}
+				if c.byGroup {
+					sel += ", log_group AS grp"
 				}
 				var rows []row
 				if err := s.db.Table(c.table).Select(sel).Order(c.startCol).Scan(&rows).Error; err != nil {
 					t.Fatal(err)
 				}
 				slices.SortFunc(rows, func(a, b row) int {
-					return compareKeys(cubeKey{a.Start, a.UserID, a.Username, a.ModelName, a.ChannelID, a.Group},
-						cubeKey{b.Start, b.UserID, b.Username, b.ModelName, b.ChannelID, b.Group})
+					return compareKeys(cubeKey{a.Start, a.UserID, a.Username, a.TokenName, a.ModelName, a.ChannelID, a.Grp},
+						cubeKey{b.Start, b.UserID, b.Username, b.TokenName, b.ModelName, b.ChannelID, b.Grp})
 				})
 				return rows
 			}
 			check := func(when string) {
 				t.Helper()
 				want := map[usageCube][]row{
-					cubeDays: {{0, 7, "ann", "a", 1, "g", 2, 11, 4, 6}, {0, 7, "ann2", "a", 1, "g", 1, 1, 1, 1},
-						{0, 8, "ben", "a", 2, "g", 1, 7, 5, 6}, {day, 8, "ben", "a", 1, "h", 1, 8, 7, 8}},
-					cubeDayChannels: {{0, 0, "", "a", 1, "", 3, 12, 5, 7}, {0, 0, "", "a", 2, "", 1, 7, 5, 6},
-						{day, 0, "", "a", 1, "", 1, 8, 7, 8}},
-					cubeHourChans: {{0, 0, "", "a", 1, "", 2, 6, 2, 3}, {0, 0, "", "a", 2, "", 1, 7, 5, 6},
-						{hour, 0, "", "a", 1, "", 1, 6, 3, 4}, {day, 0, "", "a", 1, "", 1, 8, 7, 8}},
+					cubeDays: {{0, 7, "ann", "k", "a", 1, "g", 2, 11, 4, 6}, {0, 7, "ann", "k2", "a", 1, "g", 1, 2, 2, 2},
+						{0, 7, "ann2", "k", "a", 1, "g", 1, 1, 1, 1}, {0, 8, "ben", "k", "a", 2, "g", 1, 7, 5, 6},
+						{day, 8, "ben", "k", "a", 1, "h", 1, 8, 7, 8}},
+					cubeDayChannels: {{0, 0, "", "", "a", 1, "", 4, 14, 7, 9}, {0, 0, "", "", "a", 2, "", 1, 7, 5, 6},
+						{day, 0, "", "", "a", 1, "", 1, 8, 7, 8}},
+					cubeHourChans: {{0, 0, "", "", "a", 1, "g", 3, 8, 4, 5}, {0, 0, "", "", "a", 2, "g", 1, 7, 5, 6},
+						{hour, 0, "", "", "a", 1, "g", 1, 6, 3, 4}, {day, 0, "", "", "a", 1, "h", 1, 8, 7, 8}},
 				}
 				for _, c := range usageCubes {
 					if got := read(c); !slices.Equal(got, want[c]) {
@@ -117,6 +118,10 @@ func TestStatPlan(t *testing.T) {
 				{hours, 12 * d, 12*d + 3*h}, {nil, 12*d + 3*h, 12*d + 3*h + 7}}},
 		{"by user: partial days from the logs", LogFilter{Username: "a", Start: 10*d - 2*h, End: 12*d + 3*h - 1},
 			[]p{{days, 10 * d, 12 * d}, {nil, 10*d - 2*h, 10 * d}, {nil, 12 * d, 12*d + 3*h}}},
+		{"by key name: partial days from the logs", LogFilter{TokenName: "k", Start: 10*d - 2*h, End: 12*d + 3*h - 1},
+			[]p{{days, 10 * d, 12 * d}, {nil, 10*d - 2*h, 10 * d}, {nil, 12 * d, 12*d + 3*h}}},
+		{"by group: whole days by user, hours by group", LogFilter{Group: "g", Start: 10*d - 2*h, End: 12*d + 3*h - 1},
+			[]p{{days, 10 * d, 12 * d}, {hours, 10*d - 2*h, 10 * d}, {hours, 12 * d, 12*d + 3*h}}},
 		{"within an hour", LogFilter{Start: 10*d + 5, End: 10*d + 100}, []p{{nil, 10*d + 5, 10*d + 101}}},
 		{"within a day", LogFilter{Start: 10*d + 5, End: 10*d + 2*h}, []p{{hours, 10*d + h, 10*d + 2*h},
 			{nil, 10*d + 5, 10*d + h}, {nil, 10*d + 2*h, 10*d + 2*h + 1}}},

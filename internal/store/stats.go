@@ -11,16 +11,17 @@ import (
 // are about consumption) from the usage cubes (cubes.go), so the answer does
 // not grow with the logs:
 //
-//   - the whole UTC days of the range come from usage_days (a user, username
-//     or group filter) or usage_day_channels (model and channel filters or
-//     none);
-//   - the partial days at its ends, without a user, username or group
+//   - the whole UTC days of the range come from usage_days (a user,
+//     username, key name or group filter) or usage_day_channels (model and
+//     channel filters or none);
+//   - the partial days at its ends, without a user, username or key name
 //     filter, from usage_hour_channels for their whole hours, and from the
 //     logs for the seconds before the first and after the last whole hour;
-//     with such a filter, from the logs (user_id and username are indexed
-//     with the time, group is not);
-//   - filters no cube is keyed by (token_name, keyword, status, error_code)
-//     sum the logs, as before 0020.
+//     with such a filter, from the logs (the user's logs are indexed by
+//     time, a username's by name);
+//   - filters no cube is keyed by (status, error_code: they select error
+//     rows, never consume logs written by the gateway; keyword) sum the
+//     logs, as before 0020.
 //
 // All parts are read in one read transaction, so a concurrent insert is
 // counted in all of them or in none. Logs deleted by the retention sweep
@@ -29,7 +30,7 @@ import (
 // not (docs/decisions/logs.md).
 func (s *Store) LogStats(ctx context.Context, f LogFilter) (LogStat, error) {
 	f.Type = LogConsume
-	if f.TokenName != "" || f.Keyword != "" || f.Status != 0 || f.ErrorCode != "" {
+	if f.Keyword != "" || f.Status != 0 || f.ErrorCode != "" {
 		return s.LogStatsFromLogs(ctx, f)
 	}
 	var st LogStat
@@ -97,9 +98,9 @@ func statPlan(f LogFilter) []statPart {
 	if from >= to || from > far || to < -far {
 		return nil
 	}
-	byUser := f.UserID != 0 || f.Username != "" || f.Group != ""
+	byUser := f.UserID != 0 || f.Username != "" || f.TokenName != ""
 	days, hours := &cubeDayChannels, &cubeHourChans
-	if byUser {
+	if byUser || f.Group != "" {
 		days = &cubeDays
 	}
 	dayLo, dayHi := from, to
@@ -143,9 +144,10 @@ func edge(from, to int64, byUser bool, hours *usageCube) []statPart {
 	return parts
 }
 
-// cubeFilter selects the rows of cube c matching f's model, channel and
-// (cubes keyed by user) user, username and group, with buckets starting in
-// [from, to) (openLow/openHigh: no bound).
+// cubeFilter selects the rows of cube c matching f's model, channel, user,
+// username, key name and group (those c is keyed by: statPlan picks a cube
+// keyed by every filter set), with buckets starting in [from, to)
+// (openLow/openHigh: no bound).
 func cubeFilter(q *gorm.DB, f LogFilter, c usageCube, from, to int64) *gorm.DB {
 	eq := func(col string, v any, set bool) {
 		if set {
@@ -157,6 +159,9 @@ func cubeFilter(q *gorm.DB, f LogFilter, c usageCube, from, to int64) *gorm.DB {
 	if c.byUser {
 		eq("user_id", f.UserID, f.UserID != 0)
 		eq("username", f.Username, f.Username != "")
+		eq("token_name", f.TokenName, f.TokenName != "")
+	}
+	if c.byGroup {
 		eq("log_group", f.Group, f.Group != "")
 	}
 	if from != openLow {
