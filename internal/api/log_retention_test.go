@@ -84,10 +84,12 @@ func TestLogRetentionBoundary(t *testing.T) {
 		"配置项 LogRetentionDays 的值无效: 必须是 0 到 36500 之间的整数")
 }
 
-// TestLogPagesByKey: the list routes read a page past the first by key;
-// every page of every size equals the OFFSET query's, on a table with gaps
-// in its ids, times out of id order and many logs in one second, with and
-// without filters, and a page past the end is empty.
+// TestLogPagesByKey: the list routes read a page past the first by key
+// (locating it through the hour counts when only type and times filter);
+// every page of every size equals the OFFSET query's, and the total the
+// count, on a table with gaps in its ids, times out of id order over five
+// hours and many logs in one second, with and without filters, time ranges
+// aligned to hours or not, and a page past the end is empty.
 func TestLogPagesByKey(t *testing.T) {
 	e := apptest.New(t)
 	root := e.Root()
@@ -97,17 +99,21 @@ func TestLogPagesByKey(t *testing.T) {
 	root.OK("DELETE", apptest.Path("/api/log/?target_timestamp=%d", time.Now().Unix()+60), nil)
 	rng := rand.New(rand.NewPCG(4, 40))
 	var rows []store.Log
-	for i := range 400 {
+	for i := range 500 {
 		u, name := annID, "ann"
 		if i%3 == 0 {
 			u, name = benID, "ben"
 		}
-		rows = append(rows, store.Log{UserID: u, Username: name, Type: store.LogConsume + i%2,
-			CreatedAt: base + rng.Int64N(60), ModelName: "m", Quota: 1})
+		typ, at := store.LogConsume+i%2, base+50*rng.Int64N(5*3600/50)
+		if i%5 == 2 || i%7 == 3 {
+			typ, at = store.LogError, base-30*day // swept below: gaps in the ids
+		}
+		rows = append(rows, store.Log{UserID: u, Username: name, Type: typ, CreatedAt: at, ModelName: "m", Quota: 1})
 	}
 	insertLogs(t, e, rows...)
-	// Gaps in the ids.
-	e.ExecSQL("DELETE FROM logs WHERE id % 7 = 3 OR id % 11 = 5")
+	if n, err := e.App.SweepErrorLogs(ctx, time.Now()); err != nil || n < 100 {
+		t.Fatalf("error log sweep: %d, %v", n, err)
+	}
 	for _, c := range []struct {
 		client *apptest.Client
 		path   string
@@ -117,8 +123,19 @@ func TestLogPagesByKey(t *testing.T) {
 		{root, "/api/log/?type=2&", store.LogFilter{Type: store.LogConsume}},
 		{root, "/api/log/?username=ben&", store.LogFilter{Username: "ben"}},
 		{root, apptest.Path("/api/log/?start_timestamp=%d&end_timestamp=%d&", base+10, base+40), store.LogFilter{Start: base + 10, End: base + 40}},
+		{root, apptest.Path("/api/log/?type=2&start_timestamp=%d&end_timestamp=%d&", base+1800, base+4*3600+50),
+			store.LogFilter{Type: store.LogConsume, Start: base + 1800, End: base + 4*3600 + 50}},
+		{root, apptest.Path("/api/log/?start_timestamp=%d&", base+3600), store.LogFilter{Start: base + 3600}},
+		{root, apptest.Path("/api/log/?end_timestamp=%d&", base+2*3600-1), store.LogFilter{End: base + 2*3600 - 1}},
 		{ann, "/api/log/self?", store.LogFilter{UserID: annID}},
 	} {
+		all, err := e.App.Store.ListLogsOffset(ctx, c.f, store.Page{Limit: 100000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, total := logIDs(t, c.client, c.path); total != int64(len(all)) {
+			t.Fatalf("%s total = %d, want %d", c.path, total, len(all))
+		}
 		for _, size := range []int{1, 7, 20, 100} {
 			for p := 0; ; p++ {
 				ref, err := e.App.Store.ListLogsOffset(ctx, c.f, store.Page{Offset: p * size, Limit: size})

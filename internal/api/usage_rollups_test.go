@@ -202,6 +202,25 @@ func (f *rollupFixture) checkStats(t *testing.T, when string, rows []store.Log) 
 			check(f.users[u], rc)
 		}
 	}
+	// The lists' totals (from the hour counts for type and time filters).
+	for _, start := range f.starts {
+		for _, end := range f.ends {
+			for _, typ := range []int{store.LogConsume, store.LogTopup, store.LogError} {
+				var want int64
+				for i := range rows {
+					l := &rows[i]
+					if l.Type == typ && (start == 0 || l.CreatedAt >= start) && (end == 0 || l.CreatedAt <= end) {
+						want++
+					}
+				}
+				path := apptest.Path("/api/log/?type=%d&start_timestamp=%d&end_timestamp=%d", typ, start, end)
+				if _, total := logIDs(t, f.root, path); total != want && bad < 10 {
+					bad++
+					t.Errorf("%s: GET %s total = %d, the logs are %d", when, path, total, want)
+				}
+			}
+		}
+	}
 }
 
 // checkDashboards compares the user dashboards, the admin charts (30 days)

@@ -16,7 +16,8 @@ import (
 //   - usage_days: per UTC day, user (id and the username the log carries),
 //     key name, model, channel and group; read with a user, username, key
 //     name or group filter;
-//   - usage_day_channels: per UTC day, model and channel; read without one;
+//   - usage_day_channels: per UTC day, model, channel and group; read
+//     without a user, username or key name filter;
 //   - usage_hour_channels: per UTC hour, model, channel and group; the
 //     partial days of a time range that is not aligned to days.
 //
@@ -37,7 +38,7 @@ type usageCube struct {
 
 var (
 	cubeDays        = usageCube{"usage_days", 86400, "day_start", true, true}
-	cubeDayChannels = usageCube{"usage_day_channels", 86400, "day_start", false, false}
+	cubeDayChannels = usageCube{"usage_day_channels", 86400, "day_start", false, true}
 	cubeHourChans   = usageCube{"usage_hour_channels", 3600, "hour_start", false, true}
 	usageCubes      = []usageCube{cubeDays, cubeDayChannels, cubeHourChans}
 )
@@ -206,9 +207,9 @@ func upsertCube(db *gorm.DB, c usageCube, keys []cubeKey, sums map[cubeKey]*cube
 	return db.Exec(b.String(), args...).Error
 }
 
-// cutCubes is the cubes' side of deleting every log created before ts: the
-// buckets wholly before ts go, and the bucket holding ts (when ts is not its
-// first second) is recomputed from the logs left.
+// cutCubes is the cubes' (and log_hour_counts') side of deleting every log
+// created before ts: the buckets wholly before ts go, and the bucket holding
+// ts (when ts is not its first second) is recomputed from the logs left.
 func cutCubes(db *gorm.DB, ts int64) error {
 	for _, c := range usageCubes {
 		if err := db.Exec("DELETE FROM "+c.table+" WHERE "+c.startCol+" < ?", ts).Error; err != nil {
@@ -219,6 +220,12 @@ func cutCubes(db *gorm.DB, ts int64) error {
 				return err
 			}
 		}
+	}
+	if err := db.Exec("DELETE FROM log_hour_counts WHERE hour_start < ?", ts).Error; err != nil {
+		return err
+	}
+	if start := floorTo(ts, 3600); start < ts {
+		return recountLogHours(db, start, start+3600)
 	}
 	return nil
 }

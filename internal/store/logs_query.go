@@ -64,27 +64,42 @@ func (f LogFilter) apply(q *gorm.DB) *gorm.DB {
 // index carry the id; PostgreSQL has idx_logs_created_id, migration 0020),
 // then the page is the next Limit rows from that key. The rows are those of
 // the OFFSET query (ListLogsOffset): (created_at, id) orders every row.
+// When only the type and times filter (the console's admin log page), the
+// total and the hour holding the page come from log_hour_counts, so the
+// OFFSET walks one hour's index entries, not millions. Count and page are
+// read in one read transaction.
 func (s *Store) ListLogs(ctx context.Context, f LogFilter, p Page) ([]Log, int64, error) {
-	q := f.apply(s.read(ctx).Model(&Log{}))
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, wrap("count logs", err)
-	}
-	if p.Offset <= 0 {
-		logs, err := s.listLogsPage(ctx, f, p)
-		return logs, total, err
-	}
-	var first []struct{ CreatedAt, ID int64 }
-	err := f.apply(s.read(ctx).Model(&Log{})).Select("created_at, id").
-		Order("created_at DESC, id DESC").Offset(p.Offset).Limit(1).Scan(&first).Error
-	if err != nil || len(first) == 0 {
-		return []Log{}, total, wrap("find a page of logs", err)
-	}
-	c, id := first[0].CreatedAt, first[0].ID
 	var logs []Log
-	err = Page{Limit: p.Limit}.apply(f.apply(s.read(ctx).Model(&Log{})).
-		Where("(created_at < ? OR (created_at = ? AND id <= ?))", c, c, id).
-		Order("created_at DESC, id DESC")).Find(&logs).Error
+	var total int64
+	err := s.read(ctx).Transaction(func(db *gorm.DB) error {
+		var err error
+		if total, err = s.countLogs(db, f); err != nil {
+			return err
+		}
+		if p.Offset <= 0 {
+			return p.apply(f.apply(db.Model(&Log{})).Order("created_at DESC, id DESC")).Find(&logs).Error
+		}
+		bound, skip := int64(openHigh), int64(p.Offset)
+		if f.countable() {
+			if bound, skip, err = locatePage(db, f, skip); err != nil {
+				return err
+			}
+		}
+		q := f.apply(db.Model(&Log{}))
+		if bound != openHigh {
+			q = q.Where("created_at < ?", bound)
+		}
+		var first []struct{ CreatedAt, ID int64 }
+		err = q.Select("created_at, id").Order("created_at DESC, id DESC").Offset(int(skip)).Limit(1).Scan(&first).Error
+		if err != nil || len(first) == 0 {
+			logs = []Log{}
+			return err
+		}
+		c, id := first[0].CreatedAt, first[0].ID
+		return Page{Limit: p.Limit}.apply(f.apply(db.Model(&Log{})).
+			Where("(created_at < ? OR (created_at = ? AND id <= ?))", c, c, id).
+			Order("created_at DESC, id DESC")).Find(&logs).Error
+	})
 	return logs, total, wrap("list logs", err)
 }
 
@@ -194,11 +209,10 @@ func (s *Store) DeleteErrorLogsBefore(ctx context.Context, ts int64, batch int) 
 		err = s.write(ctx, "delete error logs", func(tx *Tx) error {
 			// type is checked again: the ids were read outside this
 			// transaction.
-			res := tx.db.Where("id IN ? AND type = ?", ids, LogError).Delete(&Log{})
-			if res.Error != nil {
-				return res.Error
+			var err error
+			if n, err = tx.deleteCountedLogs("id IN ? AND type = ?", ids, LogError); err != nil {
+				return err
 			}
-			n = res.RowsAffected
 			// One bulk event per batch, as DeleteLogsBefore.
 			return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &bulkDelete{ErrorIDs: ids}})
 		})
@@ -240,11 +254,10 @@ func (s *Store) DeleteLogsForRetention(ctx context.Context, ts int64, batch int,
 		err = s.write(ctx, "delete old logs", func(tx *Tx) error {
 			// created_at is checked again: the ids were read outside
 			// this transaction (ids are never reused, so this is a guard).
-			res := tx.db.Where("id IN ? AND created_at < ?", ids, ts).Delete(&Log{})
-			if res.Error != nil {
-				return res.Error
+			var err error
+			if n, err = tx.deleteCountedLogs("id IN ? AND created_at < ?", ids, ts); err != nil {
+				return err
 			}
-			n = res.RowsAffected
 			return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &bulkDelete{RetainIDs: ids}})
 		})
 		if err != nil {

@@ -3,16 +3,17 @@ package store
 import "gorm.io/gorm"
 
 // migration0020 adds the usage cubes (cubes.go): consume logs summed per
-// UTC day, user, key name, model, channel and group; per day, model and
-// channel; and per hour, model, channel and group. InsertLogs keeps them in the logs'
+// UTC day, user, key name, model, channel and group; per day, model,
+// channel and group; and per hour, model, channel and group. InsertLogs keeps them in the logs'
 // transaction and DeleteLogsBefore recomputes what it cut. The step fills
 // them from the logs already there; it empties them first, since on MySQL
-// the DDL has committed and a step run again must not add twice. It also
+// the DDL has committed and a step run again must not add twice. It counts
+// the logs per hour and type (log_hour_counts) for the log lists. It also
 // gives PostgreSQL an index on (created_at, id), so the log lists find a
 // deep page's first row from the index alone (ListLogs): SQLite's and
 // InnoDB's created_at index already carries the primary key.
 func migration0020(db *gorm.DB) error {
-	if err := db.AutoMigrate(&v20UsageDay{}, &v20UsageDayChannel{}, &v20UsageHourChannel{}); err != nil {
+	if err := db.AutoMigrate(&v20UsageDay{}, &v20UsageDayChannel{}, &v20UsageHourChannel{}, &v20LogHourCount{}); err != nil {
 		return err
 	}
 	if db.Dialector.Name() == "postgres" {
@@ -25,8 +26,21 @@ func migration0020(db *gorm.DB) error {
 			return err
 		}
 	}
-	return rebuildCubes(db, usageCubes, 0, 0)
+	if err := rebuildCubes(db, usageCubes, 0, 0); err != nil {
+		return err
+	}
+	return recountLogHours(db, 0, 0)
 }
+
+// v20LogHourCount is a row of log_hour_counts (logcounts.go): the logs of
+// every type per UTC hour and type, kept through every delete.
+type v20LogHourCount struct {
+	HourStart int64 `gorm:"primaryKey;autoIncrement:false"`
+	Type      int   `gorm:"primaryKey;autoIncrement:false"`
+	N         int64 `gorm:"not null;default:0"`
+}
+
+func (v20LogHourCount) TableName() string { return "log_hour_counts" }
 
 type v20UsageDay struct {
 	DayStart         int64  `gorm:"primaryKey;autoIncrement:false;index:idx_usage_days_user,priority:2;index:idx_usage_days_username,priority:2"`
@@ -48,6 +62,7 @@ type v20UsageDayChannel struct {
 	DayStart         int64  `gorm:"primaryKey;autoIncrement:false"`
 	ModelName        string `gorm:"primaryKey;size:191"`
 	ChannelID        int64  `gorm:"primaryKey;autoIncrement:false"`
+	Group            string `gorm:"column:log_group;primaryKey;size:64"`
 	RequestCount     int64  `gorm:"not null;default:0"`
 	Quota            int64  `gorm:"not null;default:0"`
 	PromptTokens     int64  `gorm:"not null;default:0"`

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -74,8 +75,8 @@ func TestMigration0020RollsUpExistingLogs(t *testing.T) {
 					cubeDays: {{0, 7, "ann", "k", "a", 1, "g", 2, 11, 4, 6}, {0, 7, "ann", "k2", "a", 1, "g", 1, 2, 2, 2},
 						{0, 7, "ann2", "k", "a", 1, "g", 1, 1, 1, 1}, {0, 8, "ben", "k", "a", 2, "g", 1, 7, 5, 6},
 						{day, 8, "ben", "k", "a", 1, "h", 1, 8, 7, 8}},
-					cubeDayChannels: {{0, 0, "", "", "a", 1, "", 4, 14, 7, 9}, {0, 0, "", "", "a", 2, "", 1, 7, 5, 6},
-						{day, 0, "", "", "a", 1, "", 1, 8, 7, 8}},
+					cubeDayChannels: {{0, 0, "", "", "a", 1, "g", 4, 14, 7, 9}, {0, 0, "", "", "a", 2, "g", 1, 7, 5, 6},
+						{day, 0, "", "", "a", 1, "h", 1, 8, 7, 8}},
 					cubeHourChans: {{0, 0, "", "", "a", 1, "g", 3, 8, 4, 5}, {0, 0, "", "", "a", 2, "g", 1, 7, 5, 6},
 						{hour, 0, "", "", "a", 1, "g", 1, 6, 3, 4}, {day, 0, "", "", "a", 1, "h", 1, 8, 7, 8}},
 				}
@@ -83,6 +84,12 @@ func TestMigration0020RollsUpExistingLogs(t *testing.T) {
 					if got := read(c); !slices.Equal(got, want[c]) {
 						t.Errorf("%s: %s = %+v, want %+v", when, c.table, got, want[c])
 					}
+				}
+				// Every type counted per hour.
+				counts, err := s.CountLogHours(ctx)
+				wantCounts := map[[2]int64]int64{{0, 2}: 4, {0, 1}: 1, {0, 5}: 1, {hour, 2}: 1, {day, 2}: 1}
+				if err != nil || !maps.Equal(counts, wantCounts) {
+					t.Errorf("%s: log_hour_counts = %v (%v), want %v", when, counts, err, wantCounts)
 				}
 			}
 			check("after the upgrade")
@@ -120,8 +127,8 @@ func TestStatPlan(t *testing.T) {
 			[]p{{days, 10 * d, 12 * d}, {nil, 10*d - 2*h, 10 * d}, {nil, 12 * d, 12*d + 3*h}}},
 		{"by key name: partial days from the logs", LogFilter{TokenName: "k", Start: 10*d - 2*h, End: 12*d + 3*h - 1},
 			[]p{{days, 10 * d, 12 * d}, {nil, 10*d - 2*h, 10 * d}, {nil, 12 * d, 12*d + 3*h}}},
-		{"by group: whole days by user, hours by group", LogFilter{Group: "g", Start: 10*d - 2*h, End: 12*d + 3*h - 1},
-			[]p{{days, 10 * d, 12 * d}, {hours, 10*d - 2*h, 10 * d}, {hours, 12 * d, 12*d + 3*h}}},
+		{"by group", LogFilter{Group: "g", Start: 10*d - 2*h, End: 12*d + 3*h - 1},
+			[]p{{dayCh, 10 * d, 12 * d}, {hours, 10*d - 2*h, 10 * d}, {hours, 12 * d, 12*d + 3*h}}},
 		{"within an hour", LogFilter{Start: 10*d + 5, End: 10*d + 100}, []p{{nil, 10*d + 5, 10*d + 101}}},
 		{"within a day", LogFilter{Start: 10*d + 5, End: 10*d + 2*h}, []p{{hours, 10*d + h, 10*d + 2*h},
 			{nil, 10*d + 5, 10*d + h}, {nil, 10*d + 2*h, 10*d + 2*h + 1}}},

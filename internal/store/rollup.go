@@ -180,7 +180,8 @@ func (r *rollup) write(db *gorm.DB) error {
 	return nil
 }
 
-// rollUp adds the consume logs among rows to the rollups.
+// rollUp adds the consume logs among rows to the rollups, and every row to
+// log_hour_counts.
 func (tx *Tx) rollUp(rows []Log) error {
 	r := newRollup()
 	cubes := newCubeSet(usageCubes)
@@ -191,7 +192,10 @@ func (tx *Tx) rollUp(rows []Log) error {
 	if err := r.write(tx.db); err != nil {
 		return err
 	}
-	return cubes.write(tx.db)
+	if err := cubes.write(tx.db); err != nil {
+		return err
+	}
+	return countLogsOf(rows).write(tx.db)
 }
 
 // cutRollups is the rollups' side of deleting every log created before

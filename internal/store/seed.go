@@ -68,6 +68,9 @@ func (l *LogLoader) Load(ctx context.Context, rows []Log) error {
 				return err
 			}
 		}
+		if err := countLogsOf(rows).write(tx.db); err != nil {
+			return err
+		}
 		for i := range rows {
 			if d := utcDay(rows[i].CreatedAt); d != l.day {
 				if err := l.flush(tx); err != nil {

@@ -207,6 +207,7 @@ func (tx *Tx) clearForSnapshot() error {
 	for _, c := range usageCubes {
 		tables = append(tables, c.table)
 	}
+	tables = append(tables, "log_hour_counts")
 	for _, t := range replicatedTables {
 		tables = append(tables, t.name)
 	}
@@ -318,6 +319,9 @@ func (tx *Tx) afterSnapshot(positions map[int]int64) error {
 		return err
 	}
 	if err := rebuildCubes(tx.db, usageCubes, 0, 0); err != nil {
+		return err
+	}
+	if err := recountLogHours(tx.db, 0, 0); err != nil {
 		return err
 	}
 	var latest int64

@@ -12,8 +12,8 @@ import (
 // not grow with the logs:
 //
 //   - the whole UTC days of the range come from usage_days (a user,
-//     username, key name or group filter) or usage_day_channels (model and
-//     channel filters or none);
+//     username or key name filter) or usage_day_channels (model, channel
+//     and group filters or none);
 //   - the partial days at its ends, without a user, username or key name
 //     filter, from usage_hour_channels for their whole hours, and from the
 //     logs for the seconds before the first and after the last whole hour;
@@ -78,29 +78,13 @@ type statPart struct {
 // statPlan splits f's time range into the parts LogStats sums. A pure
 // function of the filter, so the split is table-tested.
 func statPlan(f LogFilter) []statPart {
-	from, to := int64(openLow), int64(openHigh)
-	if f.Start != 0 {
-		from = f.Start
-	}
-	if f.End != 0 && f.End < openHigh-1 {
-		to = f.End + 1 // End is inclusive
-	}
-	// Far beyond any stored time (year 146 billion): an end that far is
-	// open, a start that far matches nothing; the bucket arithmetic below
-	// then never overflows.
-	const far = 1 << 62
-	if from < -far {
-		from = openLow
-	}
-	if to > far {
-		to = openHigh
-	}
-	if from >= to || from > far || to < -far {
+	from, to, ok := timeRange(f)
+	if !ok {
 		return nil
 	}
 	byUser := f.UserID != 0 || f.Username != "" || f.TokenName != ""
 	days, hours := &cubeDayChannels, &cubeHourChans
-	if byUser || f.Group != "" {
+	if byUser {
 		days = &cubeDays
 	}
 	dayLo, dayHi := from, to
@@ -121,6 +105,32 @@ func statPlan(f LogFilter) []statPart {
 		parts = append(parts, edge(dayHi, to, byUser, hours)...)
 	}
 	return parts
+}
+
+// timeRange is f's time range as [from, to) (openLow, openHigh: an open
+// end); ok is false when it holds no second.
+func timeRange(f LogFilter) (from, to int64, ok bool) {
+	from, to = openLow, openHigh
+	if f.Start != 0 {
+		from = f.Start
+	}
+	if f.End != 0 && f.End < openHigh-1 {
+		to = f.End + 1 // End is inclusive
+	}
+	// Far beyond any stored time (year 146 billion): an end that far is
+	// open, a start that far matches nothing; the bucket arithmetic below
+	// then never overflows.
+	const far = 1 << 62
+	if from < -far {
+		from = openLow
+	}
+	if to > far {
+		to = openHigh
+	}
+	if from >= to || from > far || to < -far {
+		return 0, 0, false
+	}
+	return from, to, true
 }
 
 // edge is the parts of [from, to), a range within a day or two, both ends
