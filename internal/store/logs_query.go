@@ -96,8 +96,11 @@ func (s *Store) ListLogs(ctx context.Context, f LogFilter, p Page) ([]Log, int64
 			return err
 		}
 		c, id := first[0].CreatedAt, first[0].ID
+		// created_at <= c first: a range the created_at index walks down
+		// from c in the page's order; a bare OR lets SQLite sort every
+		// older row instead.
 		return Page{Limit: p.Limit}.apply(f.apply(db.Model(&Log{})).
-			Where("(created_at < ? OR (created_at = ? AND id <= ?))", c, c, id).
+			Where("created_at <= ? AND (created_at < ? OR id <= ?)", c, c, id).
 			Order("created_at DESC, id DESC")).Find(&logs).Error
 	})
 	return logs, total, wrap("list logs", err)
