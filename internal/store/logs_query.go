@@ -71,7 +71,7 @@ func (f LogFilter) apply(q *gorm.DB) *gorm.DB {
 func (s *Store) ListLogs(ctx context.Context, f LogFilter, p Page) ([]Log, int64, error) {
 	var logs []Log
 	var total int64
-	err := s.read(ctx).Transaction(func(db *gorm.DB) error {
+	err := s.readTx(ctx, func(db *gorm.DB) error {
 		var err error
 		if total, err = s.countLogs(db, f); err != nil {
 			return err

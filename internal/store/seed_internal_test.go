@@ -6,8 +6,10 @@ import (
 	"maps"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/store/storetest"
+	"gorm.io/gorm"
 )
 
 // The seed loader's rollups, summed in memory and written per day, equal
@@ -89,5 +91,29 @@ func TestLogLoaderRollsUpLikeARebuild(t *testing.T) {
 				t.Fatalf("loaded rollups %v\nrebuilt %v", loaded, rebuilt)
 			}
 		})
+	}
+}
+
+// The stats' and lists' read transactions take no write lock on SQLite
+// (whose DSN makes every other transaction IMMEDIATE): a log batch commits
+// while one is open.
+func TestReadTxDoesNotBlockWriters(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{SQLitePath: filepath.Join(t.TempDir(), "m.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.readTx(ctx, func(db *gorm.DB) error {
+		var n int64
+		if err := db.Raw("SELECT COUNT(*) FROM usage_days").Scan(&n).Error; err != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		return s.InsertBatch(wctx, []Log{{UserID: 1, Type: LogConsume, ModelName: "m", Quota: 1, CreatedAt: 100}})
+	})
+	if err != nil {
+		t.Fatalf("a write during a read transaction: %v", err)
 	}
 }

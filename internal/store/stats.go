@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"math"
 
 	"gorm.io/gorm"
@@ -34,7 +35,7 @@ func (s *Store) LogStats(ctx context.Context, f LogFilter) (LogStat, error) {
 		return s.LogStatsFromLogs(ctx, f)
 	}
 	var st LogStat
-	err := s.read(ctx).Transaction(func(db *gorm.DB) error {
+	err := s.readTx(ctx, func(db *gorm.DB) error {
 		for _, p := range statPlan(f) {
 			var part LogStat
 			var err error
@@ -56,6 +57,18 @@ func (s *Store) LogStats(ctx context.Context, f LogFilter) (LogStat, error) {
 		return nil
 	})
 	return st, wrap("sum logs", err)
+}
+
+// readTx runs fn in a consistent read-only transaction, as WriteSnapshot:
+// REPEATABLE READ on PostgreSQL and MySQL, a WAL read transaction on SQLite
+// (read-only transactions there begin DEFERRED, so they take no write lock
+// despite the DSN's _txlock=immediate, and writers are not held up).
+func (s *Store) readTx(ctx context.Context, fn func(db *gorm.DB) error) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.dialect != SQLite {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	return s.read(ctx).Transaction(fn, opts)
 }
 
 // cubeSumsSQL sums a cube's rows as consumeSums sums logs.
