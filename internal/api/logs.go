@@ -270,7 +270,7 @@ func utcDayStart(t time.Time) int64 {
 // (today included), per day and model.
 func (s *Server) userDashboard(w http.ResponseWriter, r *http.Request) error {
 	since := utcDayStart(time.Now()) - (dashboardDays-1)*86400
-	rows, err := s.Store.UsageByDayModel(r.Context(), store.LogFilter{UserID: caller(r).ID}, since)
+	rows, err := s.Store.UserUsageSince(r.Context(), caller(r).ID, since)
 	if err != nil {
 		return err
 	}

@@ -225,6 +225,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		_, err := a.SweepErrorLogs(ctx, time.Now())
 		return err
 	})
+	go a.repeat(bg, logRetentionEvery, "delete logs past retention", func(ctx context.Context) error {
+		_, err := a.SweepLogs(ctx, time.Now())
+		return err
+	})
 	go a.repeat(bg, subscriptionExpiryEvery, "expire subscriptions", func(ctx context.Context) error {
 		_, err := a.ExpireSubscriptions(ctx, time.Now())
 		return err

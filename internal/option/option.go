@@ -57,6 +57,10 @@ const (
 	// calls) are kept before a periodic sweep deletes them; 0 keeps them
 	// (docs/operations.md).
 	ErrorLogRetentionDays = "ErrorLogRetentionDays"
+	// LogRetentionDays is how long logs of every type are kept before the
+	// retention sweep deletes them (their usage rollups stay); 0 keeps
+	// them (docs/operations.md, Log retention).
+	LogRetentionDays = "LogRetentionDays"
 	// ChannelRecheckMinutes is how long a channel the system disabled (its
 	// key refused) waits between tests that re-enable it once it answers
 	// again; 0 turns the retests off (docs/decisions/channels.md).
@@ -106,6 +110,8 @@ type Snapshot struct {
 	BillingOverrunAllowed bool
 	// ErrorLogRetention is 0 when error logs are never swept.
 	ErrorLogRetention time.Duration
+	// LogRetention is 0 when logs are kept (the default).
+	LogRetention time.Duration
 	// ChannelRecheck is 0 when auto-disabled channels are never retested.
 	ChannelRecheck time.Duration
 	// Breaker is the channel circuit breaker's configuration.
@@ -172,6 +178,11 @@ var definitions = map[string]definition{
 	ErrorLogRetentionDays: {"7", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 0, 3650)
 		s.ErrorLogRetention = time.Duration(n) * 24 * time.Hour
+		return err
+	}},
+	LogRetentionDays: {"0", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 0, 36500)
+		s.LogRetention = time.Duration(n) * 24 * time.Hour
 		return err
 	}},
 	ChannelRecheckMinutes: {"10", func(s *Snapshot, v string) error {

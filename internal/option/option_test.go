@@ -64,7 +64,7 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 	want := map[string]string{GroupRateLimits: "{}", RateLimitFailClosed: "false", NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
 		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
 		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh",
-		ErrorLogRetentionDays: "7", ChannelBreakerEnabled: "true", ChannelBreakerWindowSeconds: "60",
+		ErrorLogRetentionDays: "7", LogRetentionDays: "0", ChannelBreakerEnabled: "true", ChannelBreakerWindowSeconds: "60",
 		ChannelBreakerMinCalls: "10", ChannelBreakerErrorRatePercent: "50", ChannelBreakerConsecutiveFailures: "5",
 		ChannelBreakerCooldownSeconds: "30", ChannelBreakerMaxCooldownSeconds: "600", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]"}
 	if got := cur.Values(); !maps.Equal(got, want) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"gorm.io/gorm"
 )
@@ -57,15 +58,64 @@ func (f LogFilter) apply(q *gorm.DB) *gorm.DB {
 }
 
 // ListLogs returns the logs matching f, newest first, and their total count.
+// A page past the first is read by key: the (created_at, id) of its first
+// row is found with an OFFSET over those two columns alone, which the
+// created_at index answers without reading the rows (SQLite's and InnoDB's
+// index carry the id; PostgreSQL has idx_logs_created_id, migration 0020),
+// then the page is the next Limit rows from that key. The rows are those of
+// the OFFSET query (ListLogsOffset): (created_at, id) orders every row.
+// When only the type and times filter (the console's admin log page), the
+// total and the hour holding the page come from log_hour_counts, so the
+// OFFSET walks one hour's index entries, not millions. Count and page are
+// read in one read transaction.
 func (s *Store) ListLogs(ctx context.Context, f LogFilter, p Page) ([]Log, int64, error) {
-	q := f.apply(s.read(ctx).Model(&Log{}))
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, wrap("count logs", err)
-	}
 	var logs []Log
-	err := p.apply(q.Order("created_at DESC, id DESC")).Find(&logs).Error
+	var total int64
+	err := s.readTx(ctx, func(db *gorm.DB) error {
+		var err error
+		if total, err = s.countLogs(db, f); err != nil {
+			return err
+		}
+		if p.Offset <= 0 {
+			return p.apply(f.apply(db.Model(&Log{})).Order("created_at DESC, id DESC")).Find(&logs).Error
+		}
+		bound, skip := int64(openHigh), int64(p.Offset)
+		if f.countable() {
+			if bound, skip, err = locatePage(db, f, skip); err != nil {
+				return err
+			}
+		}
+		q := f.apply(db.Model(&Log{}))
+		if bound != openHigh {
+			q = q.Where("created_at < ?", bound)
+		}
+		var first []struct{ CreatedAt, ID int64 }
+		err = q.Select("created_at, id").Order("created_at DESC, id DESC").Offset(int(skip)).Limit(1).Scan(&first).Error
+		if err != nil || len(first) == 0 {
+			logs = []Log{}
+			return err
+		}
+		c, id := first[0].CreatedAt, first[0].ID
+		// created_at <= c first: a range the created_at index walks down
+		// from c in the page's order; a bare OR lets SQLite sort every
+		// older row instead.
+		return Page{Limit: p.Limit}.apply(f.apply(db.Model(&Log{})).
+			Where("created_at <= ? AND (created_at < ? OR id <= ?)", c, c, id).
+			Order("created_at DESC, id DESC")).Find(&logs).Error
+	})
 	return logs, total, wrap("list logs", err)
+}
+
+// ListLogsOffset is the page of ListLogs read with a plain OFFSET, without
+// the count: the reference the tests and the benchmark compare it with.
+func (s *Store) ListLogsOffset(ctx context.Context, f LogFilter, p Page) ([]Log, error) {
+	return s.listLogsPage(ctx, f, p)
+}
+
+func (s *Store) listLogsPage(ctx context.Context, f LogFilter, p Page) ([]Log, error) {
+	var logs []Log
+	err := p.apply(f.apply(s.read(ctx).Model(&Log{})).Order("created_at DESC, id DESC")).Find(&logs).Error
+	return logs, wrap("list logs", err)
 }
 
 // LogStat sums the consumption recorded by consume logs.
@@ -81,9 +131,10 @@ type LogStat struct {
 const consumeSums = "COUNT(*) AS request_count, COALESCE(SUM(quota), 0) AS quota, " +
 	"COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens, COALESCE(SUM(completion_tokens), 0) AS completion_tokens"
 
-// LogStats sums the consume logs matching f. f.Type is ignored: the numbers
-// are about consumption, so only consume logs count.
-func (s *Store) LogStats(ctx context.Context, f LogFilter) (LogStat, error) {
+// LogStatsFromLogs sums the consume logs matching f from the logs
+// themselves, as LogStats did before the rollups of migration 0020: the
+// reference the tests and the benchmark compare LogStats with.
+func (s *Store) LogStatsFromLogs(ctx context.Context, f LogFilter) (LogStat, error) {
 	f.Type = LogConsume
 	var st LogStat
 	err := f.apply(s.read(ctx).Model(&Log{})).Select(consumeSums).Scan(&st).Error
@@ -161,11 +212,10 @@ func (s *Store) DeleteErrorLogsBefore(ctx context.Context, ts int64, batch int) 
 		err = s.write(ctx, "delete error logs", func(tx *Tx) error {
 			// type is checked again: the ids were read outside this
 			// transaction.
-			res := tx.db.Where("id IN ? AND type = ?", ids, LogError).Delete(&Log{})
-			if res.Error != nil {
-				return res.Error
+			var err error
+			if n, err = tx.deleteCountedLogs("id IN ? AND type = ?", ids, LogError); err != nil {
+				return err
 			}
-			n = res.RowsAffected
 			// One bulk event per batch, as DeleteLogsBefore.
 			return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &bulkDelete{ErrorIDs: ids}})
 		})
@@ -175,6 +225,57 @@ func (s *Store) DeleteErrorLogsBefore(ctx context.Context, ts int64, batch int) 
 		total += n
 		if len(ids) < batch {
 			return total, nil
+		}
+	}
+}
+
+// DeleteLogsForRetention deletes the logs of every type created before ts,
+// batch rows per transaction with pause between transactions, and returns
+// how many went. It is the retention sweep's (LogRetentionDays): unlike
+// DeleteLogsBefore it keeps the usage rollups, so the dashboards and the
+// stats of past months survive the logs (docs/operations.md). Each
+// transaction deletes by id a batch read just before, oldest first, so it
+// holds its locks for a few thousand rows only and the log writer and the
+// settlements go on between batches. Nodes sweeping one database together
+// delete the same or disjoint ids: a row already gone is not counted twice.
+func (s *Store) DeleteLogsForRetention(ctx context.Context, ts int64, batch int, pause time.Duration) (int64, error) {
+	if batch <= 0 {
+		batch = 2000
+	}
+	var total int64
+	for {
+		var ids []int64
+		err := s.read(ctx).Model(&Log{}).Where("created_at < ?", ts).
+			Order("created_at, id").Limit(batch).Pluck("id", &ids).Error
+		if err != nil {
+			return total, wrap("list old logs", err)
+		}
+		if len(ids) == 0 {
+			return total, nil
+		}
+		var n int64
+		err = s.write(ctx, "delete old logs", func(tx *Tx) error {
+			// created_at is checked again: the ids were read outside
+			// this transaction (ids are never reused, so this is a guard).
+			var err error
+			if n, err = tx.deleteCountedLogs("id IN ? AND created_at < ?", ids, ts); err != nil {
+				return err
+			}
+			return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &bulkDelete{RetainIDs: ids}})
+		})
+		if err != nil {
+			return total, fmt.Errorf("after %d rows: %w", total, err)
+		}
+		total += n
+		if len(ids) < batch {
+			return total, nil
+		}
+		if pause > 0 {
+			select {
+			case <-ctx.Done():
+				return total, ctx.Err()
+			case <-time.After(pause):
+			}
 		}
 	}
 }

@@ -34,6 +34,7 @@ var migrations = []migration{
 	{"0016_cluster_failed_events", binaryCollation(migration0016)},
 	{"0017_cache_tier_pricing", binaryCollation(migration0017)},
 	{"0018_token_rate_limits", binaryCollation(migration0018)},
+	{"0020_usage_cubes", binaryCollation(migration0020)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

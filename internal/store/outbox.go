@@ -76,6 +76,10 @@ type counterDelta map[string]int64
 type bulkDelete struct {
 	Before   int64   `json:"before,omitempty"`
 	ErrorIDs []int64 `json:"error_ids,omitempty"`
+	// RetainIDs are logs of any type the retention sweep deleted: the
+	// rollups keep them (DeleteLogsForRetention). A peer that does not
+	// know the field deletes nothing, and its own sweep deletes them.
+	RetainIDs []int64 `json:"retain_ids,omitempty"`
 }
 
 // usageDeltaWire is a plan usage delta on the wire.

@@ -357,7 +357,12 @@ func (tx *Tx) applyBulk(ev Event) error {
 		}
 	}
 	if len(b.ErrorIDs) > 0 {
-		if err := tx.db.Where("id IN ? AND type = ?", b.ErrorIDs, LogError).Delete(&Log{}).Error; err != nil {
+		if _, err := tx.deleteCountedLogs("id IN ? AND type = ?", b.ErrorIDs, LogError); err != nil {
+			return err
+		}
+	}
+	if len(b.RetainIDs) > 0 {
+		if _, err := tx.deleteCountedLogs("id IN ?", b.RetainIDs); err != nil {
 			return err
 		}
 	}

@@ -180,13 +180,22 @@ func (r *rollup) write(db *gorm.DB) error {
 	return nil
 }
 
-// rollUp adds the consume logs among rows to the rollups.
+// rollUp adds the consume logs among rows to the rollups, and every row to
+// log_hour_counts.
 func (tx *Tx) rollUp(rows []Log) error {
 	r := newRollup()
+	cubes := newCubeSet(usageCubes)
 	for i := range rows {
 		r.add(&rows[i])
+		cubes.add(&rows[i])
 	}
-	return r.write(tx.db)
+	if err := r.write(tx.db); err != nil {
+		return err
+	}
+	if err := cubes.write(tx.db); err != nil {
+		return err
+	}
+	return countLogsOf(rows).write(tx.db)
 }
 
 // cutRollups is the rollups' side of deleting every log created before
@@ -199,9 +208,11 @@ func (tx *Tx) cutRollups(ts int64) error {
 		}
 	}
 	if day := utcDay(ts); day < ts {
-		return rebuildRollups(tx.db, day, day+86400)
+		if err := rebuildRollups(tx.db, day, day+86400); err != nil {
+			return err
+		}
 	}
-	return nil
+	return cutCubes(tx.db, ts)
 }
 
 // rebuildBatch is how many logs rebuildRollups reads per query.

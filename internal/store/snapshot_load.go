@@ -204,6 +204,10 @@ func (tx *Tx) clearForSnapshot() error {
 		}
 	}
 	tables := []string{"abilities", "cluster_applied", "usage_day_models", "usage_day_users"}
+	for _, c := range usageCubes {
+		tables = append(tables, c.table)
+	}
+	tables = append(tables, "log_hour_counts")
 	for _, t := range replicatedTables {
 		tables = append(tables, t.name)
 	}
@@ -312,6 +316,12 @@ func (tx *Tx) afterSnapshot(positions map[int]int64) error {
 		}
 	}
 	if err := rebuildRollups(tx.db, 0, 0); err != nil {
+		return err
+	}
+	if err := rebuildCubes(tx.db, usageCubes, 0, 0); err != nil {
+		return err
+	}
+	if err := recountLogHours(tx.db, 0, 0); err != nil {
 		return err
 	}
 	var latest int64
