@@ -23,6 +23,7 @@ import (
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/logwriter"
+	"github.com/modelgate/modelgate/internal/metrics"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/payment/alipay"
@@ -72,6 +73,11 @@ type App struct {
 	// clock is the time of subscriptions and their limit windows in the
 	// relay (Now); tests move it (SetClock).
 	clock atomic.Pointer[func() time.Time]
+
+	// metrics is the Prometheus registry (observability.go); metricsAddr
+	// the METRICS_LISTEN address served.
+	metrics     *metrics.Metrics
+	metricsAddr string
 }
 
 // Option adjusts what New builds.
@@ -182,6 +188,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Providers:       providers,
 		Cluster:         a.clusterDeps(pinger),
 		RateLimits:      a.limits,
+		PaymentCallback: a.countPaymentCallback,
 	})
 	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()
@@ -192,10 +199,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	mux.Handle("/v1/", a.relay.Handler())
 	// Everything else is the web console (index.html for client routes).
 	mux.Handle("/", web.Handler())
+	a.observe(mux)
 	a.handler = withRequestLog(log, mux)
 
 	bg, cancel := context.WithCancel(context.Background())
 	a.stopBackground = cancel
+	if err := a.serveMetrics(bg); err != nil {
+		cancel()
+		a.ledger.Close(ctx)
+		st.Close()
+		return nil, err
+	}
 	// Nodes sharing one database see each other's option, channel and
 	// price changes within reloadEvery.
 	go a.repeat(bg, reloadEvery, "reload options", a.Options.Reload)

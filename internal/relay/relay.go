@@ -53,6 +53,8 @@ type Deps struct {
 	// Limits enforces the keys' and groups' rate limits; nil counts in
 	// this process's memory.
 	Limits *ratelimit.Limiter
+	// Observer learns how calls went (metrics, the access log); nil: none.
+	Observer Observer
 }
 
 // Relay is the /v1 handler.
