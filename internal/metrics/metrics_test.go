@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -286,4 +287,91 @@ func TestJSONAccessLog(t *testing.T) {
 			t.Errorf("the log holds %q", secret)
 		}
 	}
+}
+
+// TestMetricsDocumented holds docs/operations.md and the example dashboard
+// to the series the gateway exports: every modelgate series a scrape
+// shows is in the table, and every one the dashboard queries is too.
+func TestMetricsDocumented(t *testing.T) {
+	ops, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dash, err := os.ReadFile("../../docs/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(dash) {
+		t.Fatal("docs/grafana-dashboard.json is not JSON")
+	}
+	e := apptest.New(t, "METRICS_TOKEN", apptest.MetricsToken)
+	up := fakeupstream.New(t)
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	e.Call(g.Key, "POST", "/v1/chat/completions", chat("gpt-test", false))
+	if err := e.App.FlushBilling(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	m := e.Scrape()
+	n := 0
+	for name := range m {
+		if strings.HasPrefix(name, "modelgate_") {
+			n++
+			if !bytes.Contains(ops, []byte("`"+name+"`")) {
+				t.Errorf("%s is not in docs/operations.md's table", name)
+			}
+		}
+	}
+	if n < 15 {
+		t.Errorf("only %d modelgate series in a scrape", n)
+	}
+	for _, name := range regexp.MustCompile(`(?:modelgate|go|process)_[a-z_]+`).FindAll(dash, -1) {
+		base := strings.TrimSuffix(string(name), "_bucket")
+		if strings.HasPrefix(base, "modelgate_") && !bytes.Contains(ops, []byte("`"+base+"`")) {
+			t.Errorf("the dashboard queries %s, which docs/operations.md does not list", base)
+		}
+		if !strings.HasPrefix(base, "modelgate_") && m[base] == nil {
+			t.Errorf("the dashboard queries %s, which a scrape does not show", base)
+		}
+	}
+}
+
+// TestClusterPeerMetrics: a peer that stops answering shows its backlog
+// and failed pings, and its backlog drains when it is back.
+func TestClusterPeerMetrics(t *testing.T) {
+	nodes := apptest.NewCluster(t, 2, "METRICS_TOKEN", apptest.MetricsToken)
+	a, b := nodes[0], nodes[1]
+	root := a.Root()
+	var peers []struct {
+		ID     int64 `json:"id"`
+		NodeID int   `json:"node_id"`
+	}
+	root.OK("GET", "/api/cluster_node/", nil).Decode(t, &peers)
+	var peerID int64
+	for _, p := range peers {
+		if p.NodeID == 2 {
+			peerID = p.ID
+		}
+	}
+	if peerID == 0 {
+		t.Fatalf("node 2 not in node 1's table: %+v", peers)
+	}
+	pending := func() float64 {
+		v, _ := a.Scrape().Value("modelgate_cluster_peer_pending_events", "peer", "node-2")
+		return v
+	}
+	apptest.Eventually(t, "node 2 caught up", func() bool { return pending() == 0 })
+
+	b.Pause()
+	a.NewUser("while-away", 1)
+	if got := pending(); got < 1 {
+		t.Errorf("pending events for the paused peer: %v, want ≥ 1", got)
+	}
+	root.Do("GET", apptest.Path("/api/cluster_node/ping/%d", peerID), nil)
+	m := a.Scrape()
+	if got := value(t, m, "modelgate_cluster_peer_ping_failures", "peer", "node-2"); got < 1 {
+		t.Errorf("ping failures %v, want ≥ 1", got)
+	}
+	value(t, m, "modelgate_cluster_peer_heartbeat_age_seconds", "peer", "node-2")
+	b.Resume()
+	apptest.Eventually(t, "node 2's backlog drained", func() bool { return pending() == 0 })
 }
