@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/auth"
@@ -78,6 +79,8 @@ type App struct {
 	// the METRICS_LISTEN address served.
 	metrics     *metrics.Metrics
 	metricsAddr string
+	// tracing exports the relay's spans (tracing.go); nil when off.
+	tracing *sdktrace.TracerProvider
 }
 
 // Option adjusts what New builds.
@@ -200,6 +203,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// Everything else is the web console (index.html for client routes).
 	mux.Handle("/", web.Handler())
 	a.observe(mux)
+	if err := a.startTracing(ctx); err != nil {
+		a.ledger.Close(ctx)
+		st.Close()
+		return nil, err
+	}
 	a.handler = withRequestLog(log, mux)
 
 	bg, cancel := context.WithCancel(context.Background())
@@ -460,7 +468,7 @@ func (a *App) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx), a.errLogs.Close(ctx))
+	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx), a.errLogs.Close(ctx), a.stopTracing(ctx))
 	if a.usesLease() {
 		// After the ledger: every settlement it had is committed, so what
 		// the lease still covers belongs to calls that never settled.

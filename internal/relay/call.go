@@ -14,6 +14,7 @@ import (
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/textfield"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // call is one relayed request from authentication to settlement.
@@ -66,6 +67,8 @@ type call struct {
 	upstreamBroke string
 	// timing times the answer (observe.go); nil outside Handler.
 	timing *langWriter
+	// span is the call's trace span (trace.go); nil without a tracer.
+	span trace.Span
 }
 
 // serve adapts one endpoint: failures before anything was written answer in
@@ -76,6 +79,7 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
 		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), prompt: -1, timing: timingOf(w)}
 		w.Header().Set("X-Request-Id", c.requestID)
+		c.startSpan()
 		defer c.releaseBody() // after recover: the body lives as long as the call
 		defer c.report()      // after recover: a panic's answer is reported too
 		defer c.recover()

@@ -112,7 +112,7 @@ func (c *call) observeAttempt(u *upstream, err error) {
 // settlement and after a panic's answer).
 func (c *call) report() {
 	o := c.rl.Observer
-	if o == nil {
+	if o == nil && c.span == nil {
 		return
 	}
 	r := Report{RequestID: c.requestID, Endpoint: c.ep.name, Stream: c.meta.stream,
@@ -143,7 +143,10 @@ func (c *call) report() {
 	if t := c.timing; t != nil {
 		r.Status, r.Upstream, r.Gateway = t.status, t.upAtHeader, t.gwAtHeader
 	}
-	o.CallDone(&r)
+	c.endSpan(&r)
+	if o != nil {
+		o.CallDone(&r)
+	}
 }
 
 // addUpstream adds d to the time this call spent waiting for upstreams.

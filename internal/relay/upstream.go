@@ -134,9 +134,13 @@ func (c *call) post(u *upstream, url string, body []byte, contentType string) (*
 // channel automatically and another is tried. Other statuses, other 403s
 // (a content refusal) included, are returned for the caller to relay: they
 // concern this request, not the channel.
-func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
+func (c *call) send(u *upstream, req *http.Request) (resp *http.Response, err error) {
+	req, span := c.upstreamSpan(u, req)
+	if span != nil {
+		defer func() { endUpstreamSpan(span, resp, err) }()
+	}
 	sent := time.Now()
-	resp, err := c.rl.client.Do(req)
+	resp, err = c.rl.client.Do(req)
 	c.addUpstream(time.Since(sent))
 	if err != nil {
 		if c.r.Context().Err() != nil {
