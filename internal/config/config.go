@@ -67,11 +67,9 @@ type Config struct {
 	MetricsListen string
 	// LogFormat is "text" (default) or "json" (LOG_FORMAT).
 	LogFormat string
-	// Traces turns OpenTelemetry traces on: OTEL_EXPORTER_OTLP_ENDPOINT
-	// or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, and neither
-	// OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none says no. The
-	// exporter reads the other standard OTEL_* variables itself.
-	Traces bool
+	// Traces is where OpenTelemetry spans go (TracesURL empty: traces
+	// off), from the standard OTEL_EXPORTER_OTLP_* variables (traces.go).
+	Traces Traces
 }
 
 // BillingLease: a process renews its lease every RenewEvery (default 10 s);
@@ -194,17 +192,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if c.MetricsListen != "" && c.MetricsToken == "" {
 		bad("METRICS_LISTEN: set METRICS_TOKEN too; /metrics is served only with it")
 	}
-	c.Traces = (strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) != "" ||
-		strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")) != "") &&
-		!strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") &&
-		!strings.EqualFold(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")), "none")
-	if c.Traces {
-		for _, name := range []string{"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"} {
-			if p := strings.TrimSpace(getenv(name)); p != "" && p != "http/protobuf" {
-				bad("%s: %q is not supported; modelgate exports traces over http/protobuf only", name, p)
-			}
-		}
-	}
+	c.Traces = loadTraces(getenv, bad)
 	c.LogFormat = strings.ToLower(orDefault(getenv("LOG_FORMAT"), "text"))
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("LOG_FORMAT: %q is not text or json", getenv("LOG_FORMAT"))

@@ -12,7 +12,7 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
@@ -26,13 +26,16 @@ type otlpReceiver struct {
 }
 
 func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/x-protobuf" {
+	if r.URL.Path != "/v1/traces" || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Authorization") != "Bearer collector-token" {
 		http.Error(w, "unexpected "+r.URL.Path, http.StatusBadRequest)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
 	var req collectortrace.ExportTraceServiceRequest
-	if err := proto.Unmarshal(body, &req); err != nil {
+	// protojson holds the export to OTLP's JSON mapping (field names,
+	// 64-bit integers as strings, enums as numbers); it reads the hex ids
+	// as base64, consistently, which the comparisons below allow.
+	if err := protojson.Unmarshal(body, &req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -43,9 +46,8 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	o.mu.Unlock()
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-	w.Write(b)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte("{}"))
 }
 
 func attr(s *tracepb.Span, key string) *commonpb.AnyValue {
@@ -61,10 +63,7 @@ func TestTracesOverOTLP(t *testing.T) {
 	recv := &otlpReceiver{}
 	srv := httptest.NewServer(recv)
 	defer srv.Close()
-	// The exporter reads the standard variables itself; the gateway's
-	// configuration decides that traces are on.
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
-	e := apptest.New(t, "OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	e := apptest.New(t, "OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL+"/", "OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20collector-token")
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
 	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chat("gpt-test", false), "X-Request-Id", "trace-ok"); r.Status != http.StatusOK {
