@@ -127,7 +127,7 @@ func TestTracesOverOTLP(t *testing.T) {
 			attr(u, "modelgate.request_id").GetStringValue() != attr(of, "modelgate.request_id").GetStringValue() {
 			t.Errorf("upstream span attributes %v", u.GetAttributes())
 		}
-		if of == failed && attr(u, "modelgate.failure").GetStringValue() != "server_error" {
+		if of == failed && (attr(u, "modelgate.failure").GetStringValue() != "server_error" || attr(u, "http.response.status_code").GetIntValue() != 500) {
 			t.Errorf("failed upstream span attributes %v", u.GetAttributes())
 		}
 	}

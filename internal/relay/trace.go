@@ -1,8 +1,10 @@
 package relay
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -68,8 +70,12 @@ func endUpstreamSpan(span trace.Span, resp *http.Response, err error) {
 	if span == nil {
 		return
 	}
-	if resp != nil {
+	var f *upstreamFailure
+	switch {
+	case resp != nil:
 		span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	case errors.As(err, &f) && f.status != 0: // a failed answer, read and closed by send
+		span.SetAttributes(attribute.Int("http.response.status_code", f.status))
 	}
 	if kind := failureKind(err); kind != "" {
 		span.SetAttributes(attribute.String("modelgate.failure", kind))
@@ -81,4 +87,4 @@ func endUpstreamSpan(span trace.Span, resp *http.Response, err error) {
 }
 
 // ms is a duration in milliseconds with microsecond precision.
-func ms(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) / 1000 }
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
