@@ -375,3 +375,34 @@ func TestClusterPeerMetrics(t *testing.T) {
 	b.Resume()
 	apptest.Eventually(t, "node 2's backlog drained", func() bool { return pending() == 0 })
 }
+
+// TestMetricsParallelCalls: calls that create their label set at the same
+// moment are all counted, once each.
+func TestMetricsParallelCalls(t *testing.T) {
+	e := apptest.New(t, "METRICS_TOKEN", apptest.MetricsToken)
+	up := fakeupstream.New(t)
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	const n = 32
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range n {
+		wg.Go(func() {
+			<-start
+			if r := e.Call(g.Key, "POST", "/v1/chat/completions", chat("gpt-test", false)); r.Status != http.StatusOK {
+				t.Errorf("chat: %d %s", r.Status, r.Body)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	m := e.Scrape()
+	if got := value(t, m, "modelgate_relay_requests_total", "model", "gpt-test", "status", "200"); got != n {
+		t.Errorf("counted %v calls, want %d", got, n)
+	}
+	if got := value(t, m, "modelgate_relay_tokens_total", "model", "gpt-test", "kind", "completion"); got != 8*n {
+		t.Errorf("completion tokens %v, want %d", got, 8*n)
+	}
+	if got := value(t, m, "modelgate_relay_gateway_seconds", "model", "gpt-test"); got != n {
+		t.Errorf("gateway histogram observed %v calls, want %d", got, n)
+	}
+}
