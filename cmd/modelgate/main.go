@@ -31,7 +31,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	var handler slog.Handler = slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel})
+	if cfg.LogFormat == "json" {
+		handler = slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel})
+	}
+	log := slog.New(handler)
 	a, err := app.New(ctx, cfg, log)
 	if err != nil {
 		return err

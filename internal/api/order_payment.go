@@ -150,18 +150,21 @@ func (s *Server) notify(method string) httpx.HandlerFunc {
 		prov := s.Providers[method]
 		if prov == nil {
 			s.Log.Warn("payment notification for a channel without provider", "method", method)
+			s.countCallback(method, "no_provider")
 			return httpx.FailStatus(http.StatusNotFound, httpx.MsgNotFoundPath)
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxNotifyBytes)
 		c, err := s.channelSetting(r.Context(), method)
 		if err != nil {
 			s.Log.Error("payment notification: read channel", "method", method, "err", err)
+			s.countCallback(method, "channel_unavailable")
 			prov.Reply(w, false)
 			return nil
 		}
 		paid, err := prov.Notify(r, c.Config)
 		if err != nil {
 			s.Log.Warn("payment notification refused", "method", method, "remote", clientIP(r), "err", err)
+			s.countCallback(method, "not_verified")
 			prov.Reply(w, false)
 			return nil
 		}
@@ -169,12 +172,36 @@ func (s *Server) notify(method string) httpx.HandlerFunc {
 		if err := s.activate(r.Context(), paid); err != nil {
 			s.Log.Warn("payment notification not applied", "method", method, "order_no", paid.OrderNo,
 				"amount_cents", paid.AmountCents, "err", err)
+			s.countCallback(method, callbackReason(err))
 			prov.Reply(w, false)
 			return nil
 		}
+		s.countCallback(method, "")
 		prov.Reply(w, true)
 		return nil
 	}
+}
+
+// countCallback counts a payment notification for metrics: accepted when
+// reason is "", else rejected for reason.
+func (s *Server) countCallback(method, reason string) {
+	if s.PaymentCallback != nil {
+		s.PaymentCallback(method, reason == "", reason)
+	}
+}
+
+// callbackReason is the metrics reason of a notification the activator
+// refused: a fixed word, never the error's text.
+func callbackReason(err error) string {
+	switch {
+	case errors.Is(err, payment.ErrUnknownOrder):
+		return "unknown_order"
+	case errors.Is(err, payment.ErrAmountMismatch):
+		return "amount_mismatch"
+	case errors.Is(err, payment.ErrNotPending):
+		return "not_pending"
+	}
+	return "not_applied"
 }
 
 // testPayOrder is the admin test pay (Root): it pays a pending order

@@ -105,7 +105,7 @@ func TestWechatTopupEndToEnd(t *testing.T) {
 	}))
 	defer fake.Close()
 
-	e := apptest.New(t)
+	e := apptest.New(t, "METRICS_TOKEN", apptest.MetricsToken)
 	root := e.Root()
 	u, uid := e.NewUser("wxbuyer", user.RoleUser)
 	root.OK("PUT", "/api/setting/payment/mobile_a", map[string]any{"enabled": true, "config": map[string]any{
@@ -144,6 +144,17 @@ func TestWechatTopupEndToEnd(t *testing.T) {
 	}
 	if got := balanceOf(t, root, uid); got != before+12_340_000 {
 		t.Fatalf("balance %d, want %d + 12,340,000 once", got, before)
+	}
+	// Every callback is counted, the refused ones by reason.
+	m := e.Scrape()
+	for _, c := range []struct {
+		outcome, reason string
+		want            float64
+	}{{"accepted", "none", 20}, {"rejected", "not_verified", 1}, {"rejected", "amount_mismatch", 1}} {
+		got, _ := m.Value("modelgate_payment_callbacks_total", "provider", "mobile_a", "outcome", c.outcome, "reason", c.reason)
+		if got != c.want {
+			t.Errorf("payment callbacks %s/%s: %v, want %v", c.outcome, c.reason, got, c.want)
+		}
 	}
 }
 

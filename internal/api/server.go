@@ -53,6 +53,9 @@ type Deps struct {
 	// RateLimits reports the rate limiter's state (GET
 	// /api/ratelimit/status); nil answers an empty status.
 	RateLimits RateLimitStatuser
+	// PaymentCallback counts each payment notification: accepted, or
+	// rejected for a short reason (metrics); nil counts none.
+	PaymentCallback func(method string, accepted bool, reason string)
 }
 
 // RateLimitStatuser reports the rate limiter's counters.

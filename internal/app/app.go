@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/auth"
@@ -23,6 +24,7 @@ import (
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/logwriter"
+	"github.com/modelgate/modelgate/internal/metrics"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/payment/alipay"
@@ -72,6 +74,13 @@ type App struct {
 	// clock is the time of subscriptions and their limit windows in the
 	// relay (Now); tests move it (SetClock).
 	clock atomic.Pointer[func() time.Time]
+
+	// metrics is the Prometheus registry (observability.go); metricsAddr
+	// the METRICS_LISTEN address served.
+	metrics     *metrics.Metrics
+	metricsAddr string
+	// tracing exports the relay's spans (tracing.go); nil when off.
+	tracing *sdktrace.TracerProvider
 }
 
 // Option adjusts what New builds.
@@ -182,6 +191,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Providers:       providers,
 		Cluster:         a.clusterDeps(pinger),
 		RateLimits:      a.limits,
+		PaymentCallback: a.countPaymentCallback,
 	})
 	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()
@@ -192,10 +202,22 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	mux.Handle("/v1/", a.relay.Handler())
 	// Everything else is the web console (index.html for client routes).
 	mux.Handle("/", web.Handler())
+	a.observe(mux)
+	if err := a.startTracing(ctx); err != nil {
+		a.ledger.Close(ctx)
+		st.Close()
+		return nil, err
+	}
 	a.handler = withRequestLog(log, mux)
 
 	bg, cancel := context.WithCancel(context.Background())
 	a.stopBackground = cancel
+	if err := a.serveMetrics(bg); err != nil {
+		cancel()
+		a.ledger.Close(ctx)
+		st.Close()
+		return nil, err
+	}
 	// Nodes sharing one database see each other's option, channel and
 	// price changes within reloadEvery.
 	go a.repeat(bg, reloadEvery, "reload options", a.Options.Reload)
@@ -450,7 +472,7 @@ func (a *App) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx), a.errLogs.Close(ctx))
+	flushErr := errors.Join(a.ledger.Close(ctx), a.logs.Close(ctx), a.errLogs.Close(ctx), a.stopTracing(ctx))
 	if a.usesLease() {
 		// After the ledger: every settlement it had is committed, so what
 		// the lease still covers belongs to calls that never settled.

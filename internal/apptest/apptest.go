@@ -104,7 +104,18 @@ func startOn(t testing.TB, cfg config.Config, ln net.Listener, opts ...app.Optio
 	if os.Getenv("MODELGATE_TEST_VERBOSE") != "" {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return startLogged(t, cfg, ln, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})), opts...)
+}
+
+// StartWithLog is Start logging to log (a test reading the gateway's log
+// lines).
+func StartWithLog(t testing.TB, cfg config.Config, log *slog.Logger, opts ...app.Option) *Env {
+	t.Helper()
+	return startLogged(t, cfg, nil, log, opts...)
+}
+
+func startLogged(t testing.TB, cfg config.Config, ln net.Listener, log *slog.Logger, opts ...app.Option) *Env {
+	t.Helper()
 	a, err := app.New(context.Background(), cfg, log, opts...)
 	if err != nil {
 		t.Fatalf("start gateway: %v", err)

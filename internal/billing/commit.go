@@ -83,7 +83,11 @@ func (l *Ledger) commit(reserves []*pendingReserve, settles []store.SettleOp) []
 func (l *Ledger) apply(reserves []store.ReserveOp, settles []store.SettleOp) ([]store.ReserveResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
+	start := time.Now()
 	results, err := l.store.ApplyBilling(ctx, reserves, settles)
+	if f := l.onCommit.Load(); f != nil {
+		(*f)(time.Since(start))
+	}
 	if err == nil && l.book != nil {
 		l.book.committed(settles)
 	}

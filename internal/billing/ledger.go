@@ -61,6 +61,8 @@ type Ledger struct {
 
 	failed []*failedSettle // settlements waiting for a retry; the loop's own
 	parked atomic.Int64
+	// onCommit learns how long each group commit took (metrics).
+	onCommit atomic.Pointer[func(time.Duration)]
 
 	closeOnce sync.Once
 	mu        sync.RWMutex // held for reading while sending, for writing to close
@@ -292,3 +294,10 @@ func (l *Ledger) Changed(changes []store.Change) {
 		l.book.changed(changes)
 	}
 }
+
+// OnCommit makes f learn how long each group commit's transaction took
+// (metrics). f runs on the ledger's goroutine: it must be quick.
+func (l *Ledger) OnCommit(f func(time.Duration)) { l.onCommit.Store(&f) }
+
+// QueueDepth is how many reservations and settlements wait for a commit.
+func (l *Ledger) QueueDepth() int { return len(l.reserves) + len(l.settles) }

@@ -91,6 +91,10 @@ type Charge struct {
 	// Usage is the plan usage held (the Plans payer); its Decision has the
 	// tightest limits for the rate-limit headers.
 	Usage store.UsageReservation
+	// Cost is the quota the settled call cost (balance) or would have cost
+	// at balance prices (a plan), set by Settle; 0 when nothing was billed.
+	// Metrics read it.
+	Cost int64
 }
 
 // Reserved reports whether the charge holds a reservation to settle.
@@ -148,6 +152,7 @@ func (b *Balance) Settle(c *Call, ch *Charge, o Outcome) {
 			b.Log.Warn("call cost more than its hold; charged the hold", "request_id", c.RequestID,
 				"user_id", c.UserID, "held", ch.Hold.Amount, "uncollected", uncollected)
 		}
+		ch.Cost = cost
 		if cost > 0 {
 			op.ChannelID, op.Cost = o.ChannelID, cost
 			op.Log = ConsumeLog(c, o, cost, uncollected)

@@ -103,7 +103,8 @@ func (p *Plans) Settle(c *Call, ch *Charge, o Outcome) {
 	if p.book != nil {
 		p.book.settle(r, u.Tokens)
 	}
-	log := ConsumeLog(c, o, pricing.Quota(c.Price, o.Usage, c.Discount), 0)
+	ch.Cost = pricing.Quota(c.Price, o.Usage, c.Discount)
+	log := ConsumeLog(c, o, ch.Cost, 0)
 	log.BillingSource, log.PlanID = store.BillingSourcePlan, c.PlanID
 	// TokenID without TokenLimited: the key's accessed time moves, its
 	// quota does not (a plan-billed call spends no money).

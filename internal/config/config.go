@@ -58,6 +58,18 @@ type Config struct {
 	BillingLease BillingLease
 
 	Cluster Cluster
+
+	// MetricsToken enables GET /metrics for "Authorization: Bearer
+	// <token>" (METRICS_TOKEN); empty: /metrics answers 404.
+	MetricsToken string
+	// MetricsListen is a second address serving only /metrics
+	// (METRICS_LISTEN, e.g. 127.0.0.1:9090); empty: none.
+	MetricsListen string
+	// LogFormat is "text" (default) or "json" (LOG_FORMAT).
+	LogFormat string
+	// Traces is where OpenTelemetry spans go (TracesURL empty: traces
+	// off), from the standard OTEL_EXPORTER_OTLP_* variables (traces.go).
+	Traces Traces
 }
 
 // BillingLease: a process renews its lease every RenewEvery (default 10 s);
@@ -171,6 +183,19 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		if u, err := url.Parse(c.RedisConnString); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
 			bad("REDIS_CONN_STRING: expected redis://host:port/db")
 		}
+	}
+	c.MetricsToken = strings.TrimSpace(getenv("METRICS_TOKEN"))
+	c.MetricsListen = strings.TrimSpace(getenv("METRICS_LISTEN"))
+	if t := c.MetricsToken; t != "" && len(t) < 16 {
+		bad("METRICS_TOKEN: use at least 16 characters")
+	}
+	if c.MetricsListen != "" && c.MetricsToken == "" {
+		bad("METRICS_LISTEN: set METRICS_TOKEN too; /metrics is served only with it")
+	}
+	c.Traces = loadTraces(getenv, bad)
+	c.LogFormat = strings.ToLower(orDefault(getenv("LOG_FORMAT"), "text"))
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		bad("LOG_FORMAT: %q is not text or json", getenv("LOG_FORMAT"))
 	}
 	if err := c.LogLevel.UnmarshalText([]byte(orDefault(getenv("LOG_LEVEL"), "info"))); err != nil {
 		bad("LOG_LEVEL: %q is not one of debug, info, warn, error", getenv("LOG_LEVEL"))

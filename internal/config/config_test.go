@@ -22,6 +22,9 @@ func TestDefaults(t *testing.T) {
 	if c.ShutdownTimeout != 30*time.Second {
 		t.Fatalf("shutdown timeout %v, want 30s", c.ShutdownTimeout)
 	}
+	if c.MetricsToken != "" || c.MetricsListen != "" || c.LogFormat != "text" {
+		t.Fatalf("metrics and log defaults = %q %q %q", c.MetricsToken, c.MetricsListen, c.LogFormat)
+	}
 	if c.Cluster.Enabled || c.Cluster.PingInterval != 10*time.Second || c.Cluster.BatchSize != 50 || c.Cluster.MaxPingFailures != 3 {
 		t.Fatalf("cluster defaults = %+v", c.Cluster)
 	}
@@ -86,6 +89,8 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "https://n3/?a=b", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ADDRESS"}},
 		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "http://n3", "CLUSTER_SECRET": "a\x00b", "CLUSTER_NODE_NAME": "n\x01"}, []string{"CLUSTER_SECRET", "CLUSTER_NODE_NAME"}},
 		{map[string]string{"CLUSTER_MAX_PING_FAILURES": "0", "CLUSTER_PING_INTERVAL": "-1s"}, []string{"CLUSTER_MAX_PING_FAILURES", "CLUSTER_PING_INTERVAL"}},
+		{map[string]string{"METRICS_TOKEN": "short", "LOG_FORMAT": "xml"}, []string{"METRICS_TOKEN", "LOG_FORMAT"}},
+		{map[string]string{"METRICS_LISTEN": "127.0.0.1:9090"}, []string{"METRICS_LISTEN: set METRICS_TOKEN too"}},
 	}
 	for _, tt := range tests {
 		_, err := Load(nil, env(tt.env))

@@ -76,6 +76,8 @@ type Writer[T any] struct {
 
 	written, failed, dropped, shed atomic.Uint64
 	lastShedWarn                   atomic.Int64 // unix nanoseconds of the last "shed" warning
+	// onCommit learns how long each batch insert took (metrics).
+	onCommit atomic.Pointer[func(time.Duration)]
 }
 
 // New starts a Writer that inserts into sink. Call Close to stop it.
@@ -214,3 +216,10 @@ func (w *Writer[T]) Stats() Stats {
 		Shed:    w.shed.Load(),
 	}
 }
+
+// OnCommit makes f learn how long each batch's first insert took
+// (metrics). f runs on the writer's goroutine: it must be quick.
+func (w *Writer[T]) OnCommit(f func(time.Duration)) { w.onCommit.Store(&f) }
+
+// QueueDepth is how many rows wait in the queue.
+func (w *Writer[T]) QueueDepth() int { return len(w.queue) }

@@ -76,7 +76,11 @@ func (w *Writer[T]) insert(rows []T) error {
 	// Background, not a caller's context: the rows were accepted, and a
 	// caller giving up on Flush or Close must not abort their insertion.
 	ctx := context.Background()
+	start := time.Now()
 	err := w.sink.InsertBatch(ctx, rows)
+	if f := w.onCommit.Load(); f != nil {
+		(*f)(time.Since(start))
+	}
 	attempts := 1
 	for _, delay := range retryDelays() {
 		if err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/textfield"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // call is one relayed request from authentication to settlement.
@@ -64,6 +65,10 @@ type call struct {
 	// keys masked ("" when it did not): a failure for the channel's
 	// breaker (breakers.go).
 	upstreamBroke string
+	// timing times the answer (observe.go); nil outside Handler.
+	timing *langWriter
+	// span is the call's trace span (trace.go); nil without a tracer.
+	span trace.Span
 }
 
 // serve adapts one endpoint: failures before anything was written answer in
@@ -72,9 +77,11 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rl.memory.observe(rl.inflight.Add(1))
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
-		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), prompt: -1}
+		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), prompt: -1, timing: timingOf(w)}
 		w.Header().Set("X-Request-Id", c.requestID)
+		c.startSpan()
 		defer c.releaseBody() // after recover: the body lives as long as the call
+		defer c.report()      // after recover: a panic's answer is reported too
 		defer c.recover()
 		err := c.run()
 		if err != nil && !c.wrote {
@@ -263,6 +270,7 @@ func (c *call) forward() error {
 		tried[u.ID] = true
 		err := c.attempt(u)
 		c.recordOutcome(u, err)
+		c.observeAttempt(u, err)
 		if err == nil || c.wrote {
 			return err
 		}

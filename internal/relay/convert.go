@@ -101,7 +101,9 @@ func (c *call) chatRequest() (*openai.ChatRequest, error) {
 // convertJSON turns a complete channel answer into the ingress dialect.
 func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	defer resp.Body.Close()
+	read := time.Now()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	c.addUpstream(time.Since(read))
 	if err != nil {
 		return &upstreamFailure{status: resp.StatusCode, detail: err.Error(), retry: true}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
@@ -151,9 +152,19 @@ func writeError(w http.ResponseWriter, ingress dialect, err error) {
 // every failure path reaches with the ResponseWriter alone. Handler puts
 // it around the writer once per request; Unwrap keeps
 // http.ResponseController (flush, deadlines) reaching the real writer.
+//
+// It also times the answer for Server-Timing and the observer (observe.go):
+// one allocation per request carries both.
 type langWriter struct {
 	http.ResponseWriter
 	lang msgtext.Lang
+
+	start      time.Time     // when the relay got the request
+	upstream   time.Duration // upstream time so far (call.addUpstream)
+	headerDone bool
+	status     int
+	// upAtHeader and gwAtHeader are the Server-Timing figures.
+	upAtHeader, gwAtHeader time.Duration
 }
 
 func (w *langWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

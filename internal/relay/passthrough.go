@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/relay/sse"
@@ -86,7 +87,9 @@ func injectField(body []byte, field string) []byte {
 // (speech audio) are relayed as they are.
 func (c *call) copyJSON(resp *http.Response) error {
 	defer resp.Body.Close()
+	read := time.Now()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	c.addUpstream(time.Since(read))
 	if err != nil {
 		return &upstreamFailure{status: resp.StatusCode, detail: err.Error(), retry: true}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/modelgate/modelgate/internal/relay/h1"
 	"github.com/modelgate/modelgate/internal/relay/tokencount"
 	"github.com/modelgate/modelgate/internal/store"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Deps is what the relay needs; app wires it.
@@ -53,6 +54,11 @@ type Deps struct {
 	// Limits enforces the keys' and groups' rate limits; nil counts in
 	// this process's memory.
 	Limits *ratelimit.Limiter
+	// Observer learns how calls went (metrics, the access log); nil: none.
+	Observer Observer
+	// Tracer makes spans of calls and upstream requests (trace.go); nil:
+	// none, at no cost.
+	Tracer trace.Tracer
 }
 
 // Relay is the /v1 handler.

@@ -1,6 +1,9 @@
 package relay
 
-import "net/http"
+import (
+	"net/http"
+	"time"
+)
 
 // usageKind says where an endpoint's response reports usage.
 type usageKind int
@@ -55,7 +58,7 @@ func (rl *Relay) Handler() http.Handler {
 	mux.Handle("/v1/messages/", unknownURL(dialectAnthropic))
 	mux.Handle("/v1/", unknownURL(dialectOpenAI))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mux.ServeHTTP(&langWriter{ResponseWriter: w, lang: rl.lang()}, r)
+		mux.ServeHTTP(&langWriter{ResponseWriter: w, lang: rl.lang(), start: time.Now()}, r)
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
@@ -133,8 +134,14 @@ func (c *call) post(u *upstream, url string, body []byte, contentType string) (*
 // channel automatically and another is tried. Other statuses, other 403s
 // (a content refusal) included, are returned for the caller to relay: they
 // concern this request, not the channel.
-func (c *call) send(u *upstream, req *http.Request) (*http.Response, error) {
-	resp, err := c.rl.client.Do(req)
+func (c *call) send(u *upstream, req *http.Request) (resp *http.Response, err error) {
+	req, span := c.upstreamSpan(u, req)
+	if span != nil {
+		defer func() { endUpstreamSpan(span, resp, err) }()
+	}
+	sent := time.Now()
+	resp, err = c.rl.client.Do(req)
+	c.addUpstream(time.Since(sent))
 	if err != nil {
 		if c.r.Context().Err() != nil {
 			return nil, c.r.Context().Err() // the client left: nothing to retry for
