@@ -235,33 +235,21 @@ func cutCubes(db *gorm.DB, ts int64) error {
 const cubeFlushRows = 200000
 
 // rebuildCubes adds the consume logs created in [from, to) (to = 0: no end)
-// to cubes, whose rows for those buckets must not exist. Logs are read by id
-// in batches, as rebuildRollups.
+// to cubes, whose rows for those buckets must not exist.
 func rebuildCubes(db *gorm.DB, cubes []usageCube, from, to int64) error {
 	set := newCubeSet(cubes)
-	var after int64 = -1 << 63
-	for {
-		q := db.Model(&Log{}).Select("id, user_id, created_at, type, username, token_name, model_name, channel_id, log_group, "+
-			"quota, prompt_tokens, completion_tokens").
-			Where("type = ? AND created_at >= ? AND id > ?", LogConsume, from, after)
-		if to != 0 {
-			q = q.Where("created_at < ?", to)
-		}
-		var rows []Log
-		if err := q.Order("id").Limit(rebuildBatch).Find(&rows).Error; err != nil {
-			return err
-		}
+	err := eachConsumeLogBatch(db, "id, user_id, created_at, type, username, token_name, model_name, channel_id, log_group, "+
+		"quota, prompt_tokens, completion_tokens", from, to, func(rows []Log) error {
 		for i := range rows {
 			set.add(&rows[i])
 		}
-		if len(rows) < rebuildBatch || set.n >= cubeFlushRows {
-			if err := set.write(db); err != nil {
-				return err
-			}
+		if set.n >= cubeFlushRows {
+			return set.write(db)
 		}
-		if len(rows) < rebuildBatch {
-			return nil
-		}
-		after = rows[len(rows)-1].ID
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	return set.write(db)
 }

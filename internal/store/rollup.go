@@ -221,13 +221,30 @@ const rebuildBatch = 10000
 // rebuildRollups adds the consume logs created in [from, to) (to = 0: no
 // end) to the rollups, whose rows for those days must not exist. The sums
 // are taken in Go with the write path's clamping (rollup.add), not by SQL
-// SUM, which would fail on absurd token counts instead of saturating. Logs
-// are read by id in batches, so memory stays bounded by the rollup's rows.
+// SUM, which would fail on absurd token counts instead of saturating.
 func rebuildRollups(db *gorm.DB, from, to int64) error {
 	r := newRollup()
+	err := eachConsumeLogBatch(db, "id, user_id, created_at, type, model_name, quota, prompt_tokens, completion_tokens",
+		from, to, func(rows []Log) error {
+			for i := range rows {
+				r.add(&rows[i])
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	return r.write(db)
+}
+
+// eachConsumeLogBatch hands the consume logs created in [from, to) (to = 0:
+// no end), with the given columns (id among them), to each in batches of
+// rebuildBatch read by id, so a rebuild's memory is bounded by what it
+// sums, not by the number of logs.
+func eachConsumeLogBatch(db *gorm.DB, columns string, from, to int64, each func([]Log) error) error {
 	var after int64 = -1 << 63
 	for {
-		q := db.Model(&Log{}).Select("id, user_id, created_at, type, model_name, quota, prompt_tokens, completion_tokens").
+		q := db.Model(&Log{}).Select(columns).
 			Where("type = ? AND created_at >= ? AND id > ?", LogConsume, from, after)
 		if to != 0 {
 			q = q.Where("created_at < ?", to)
@@ -236,11 +253,11 @@ func rebuildRollups(db *gorm.DB, from, to int64) error {
 		if err := q.Order("id").Limit(rebuildBatch).Find(&rows).Error; err != nil {
 			return err
 		}
-		for i := range rows {
-			r.add(&rows[i])
+		if err := each(rows); err != nil {
+			return err
 		}
 		if len(rows) < rebuildBatch {
-			return r.write(db)
+			return nil
 		}
 		after = rows[len(rows)-1].ID
 	}

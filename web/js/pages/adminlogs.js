@@ -10,9 +10,9 @@ import { get, query } from '../api.js';
 import { t } from '../i18n.js';
 import { count, dateTime, fromLocalInput, money } from '../format.js';
 import { Alert, Field, Pager } from '../ui.js';
+import { TypeSelect, logCell, useLogFilters } from './logs.js';
 
 const PAGE_SIZE = 20;
-const TYPES = [0, 1, 2, 3, 4, 5];
 const empty = { type: 0, username: '', model_name: '', token_name: '', channel: '', status: '', error_code: '', keyword: '', start: '', end: '' };
 
 // params turns the applied filters into the API's query fields.
@@ -27,9 +27,7 @@ function params(f) {
 
 export function AdminLogs({ session }) {
   const perUnit = session.status.quota_per_unit;
-  const [form, setForm] = useState(empty);
-  const [filters, setFilters] = useState(empty); // what the list shows
-  const [page, setPage] = useState(0);
+  const { form, set, filters, page, setPage, apply, reset } = useLogFilters(empty);
   const [list, setList] = useState({ items: [], total: 0 });
   const [stat, setStat] = useState(null);
   const [error, setError] = useState('');
@@ -44,24 +42,12 @@ export function AdminLogs({ session }) {
     get('/api/log/stat' + query(p)).then((env) => live && setStat(env.data), () => live && setStat(null));
     return () => { live = false; };
   }, [page, filters]);
-  const set = (k) => (v) => setForm({ ...form, [k]: v });
-  const apply = (e) => {
-    e.preventDefault();
-    setPage(0);
-    setFilters({ ...form });
-  };
-  const reset = () => { setForm(empty); setPage(0); setFilters(empty); };
 
   return html`<section>
     <h1>${t('nav.adminLogs')}</h1>
     <${Alert} error=${error} />
     <form class="filters" id="admin-log-filters" onSubmit=${apply}>
-      <div class="field">
-        <label for="admin-log-type">${t('logs.type')}</label>
-        <select id="admin-log-type" value=${form.type} onChange=${(e) => set('type')(Number(e.currentTarget.value))}>
-          ${TYPES.map((n) => html`<option value=${n} selected=${n === form.type}>${t('logs.type' + n)}</option>`)}
-        </select>
-      </div>
+      <${TypeSelect} id="admin-log-type" value=${form.type} onChange=${set('type')} />
       <${Field} label=${t('alogs.username')} value=${form.username} onInput=${set('username')} name="username" maxlength="64" />
       <${Field} label=${t('logs.model')} value=${form.model_name} onInput=${set('model_name')} name="model_name" maxlength="191" />
       <${Field} label=${t('logs.key')} value=${form.token_name} onInput=${set('token_name')} name="token_name" maxlength="64" />
@@ -90,12 +76,10 @@ export function AdminLogs({ session }) {
         ${list.items.length === 0 && html`<tr><td colspan="10">${t('list.empty')}</td></tr>`}
         ${list.items.map((l) => html`<tr key=${l.id} data-log=${l.id}>
           <td>${dateTime(l.created_at)}</td><td class="username">${l.username}</td>
-          <td><span class=${'badge t' + l.type}>${t('logs.type' + l.type)}</span>${l.status ? ' ' + l.status : ''}</td>
+          <td>${logCell.type(l)}</td>
           <td>${l.token_name}</td><td class="model">${l.model_name}</td><td>${l.channel_id || ''}</td>
-          <td>${l.prompt_tokens || l.completion_tokens ? `${count(l.prompt_tokens)} / ${count(l.completion_tokens)}` : ''}</td>
-          <td>${l.quota ? money(l.quota, perUnit) : ''}${l.billing_source === 1 ? html` <small class="muted">${t('logs.bySub')}</small>` : ''}</td>
-          <td>${l.elapsed_time ? `${count(l.elapsed_time)} ms` : ''}</td>
-          <td class="content">${l.error_code ? html`<code>${l.error_code}</code> ` : ''}${l.content}
+          <td>${logCell.tokens(l)}</td><td>${logCell.cost(l, perUnit)}</td><td>${logCell.elapsed(l)}</td>
+          <td class="content">${logCell.content(l)}
             ${l.upstream_message && html`<br /><small class="muted">${t('alogs.upstream')}: ${l.upstream_message}</small>`}</td>
         </tr>`)}
       </tbody>

@@ -11,11 +11,45 @@ const PAGE_SIZE = 20;
 const TYPES = [0, 1, 2, 3, 4, 5];
 const empty = { type: 0, model_name: '', token_name: '', start: '', end: '' };
 
+// useLogFilters keeps a log page's filter form apart from the filters its
+// list shows: typing changes the form, apply moves it to the list (from
+// page 0), reset clears both. The admin logs page uses it too.
+export function useLogFilters(blank) {
+  const [form, setForm] = useState(blank);
+  const [filters, setFilters] = useState(blank);
+  const [page, setPage] = useState(0);
+  const set = (k) => (v) => setForm({ ...form, [k]: v });
+  const apply = (e) => {
+    e.preventDefault();
+    setPage(0);
+    setFilters({ ...form });
+  };
+  const reset = () => { setForm(blank); setPage(0); setFilters(blank); };
+  return { form, set, filters, page, setPage, apply, reset };
+}
+
+// TypeSelect picks a log type (0 = every type).
+export function TypeSelect({ id, value, onChange }) {
+  return html`<div class="field">
+    <label for=${id}>${t('logs.type')}</label>
+    <select id=${id} value=${value} onChange=${(e) => onChange(Number(e.currentTarget.value))}>
+      ${TYPES.map((n) => html`<option value=${n} selected=${n === value}>${t('logs.type' + n)}</option>`)}
+    </select>
+  </div>`;
+}
+
+// The cells both log tables show alike.
+export const logCell = {
+  type: (l) => html`<span class=${'badge t' + l.type}>${t('logs.type' + l.type)}</span>${l.status ? ' ' + l.status : ''}`,
+  tokens: (l) => (l.prompt_tokens || l.completion_tokens ? `${count(l.prompt_tokens)} / ${count(l.completion_tokens)}` : ''),
+  cost: (l, perUnit) => html`${l.quota ? money(l.quota, perUnit) : ''}${l.billing_source === 1 ? html` <small class="muted">${t('logs.bySub')}</small>` : ''}`,
+  elapsed: (l) => (l.elapsed_time ? `${count(l.elapsed_time)} ms` : ''),
+  content: (l) => html`${l.error_code ? html`<code>${l.error_code}</code> ` : ''}${l.content}`,
+};
+
 export function Logs({ session }) {
   const perUnit = session.status.quota_per_unit;
-  const [form, setForm] = useState(empty);
-  const [filters, setFilters] = useState(empty); // what the list shows
-  const [page, setPage] = useState(0);
+  const { form, set, filters, page, setPage, apply, reset } = useLogFilters(empty);
   const [list, setList] = useState({ items: [], total: 0 });
   const [error, setError] = useState('');
   useEffect(() => {
@@ -26,24 +60,12 @@ export function Logs({ session }) {
     })).then((env) => { setError(''); setList({ items: env.data || [], total: env.total || 0 }); },
       (err) => setError(err.message));
   }, [page, filters]);
-  const set = (k) => (v) => setForm({ ...form, [k]: v });
-  const apply = (e) => {
-    e.preventDefault();
-    setPage(0);
-    setFilters({ ...form });
-  };
-  const reset = () => { setForm(empty); setPage(0); setFilters(empty); };
 
   return html`<section>
     <h1>${t('nav.logs')}</h1>
     <${Alert} error=${error} />
     <form class="filters" id="log-filters" onSubmit=${apply}>
-      <div class="field">
-        <label for="log-type">${t('logs.type')}</label>
-        <select id="log-type" value=${form.type} onChange=${(e) => set('type')(Number(e.currentTarget.value))}>
-          ${TYPES.map((n) => html`<option value=${n}>${t('logs.type' + n)}</option>`)}
-        </select>
-      </div>
+      <${TypeSelect} id="log-type" value=${form.type} onChange=${set('type')} />
       <${Field} label=${t('logs.model')} value=${form.model_name} onInput=${set('model_name')} name="model_name" />
       <${Field} label=${t('logs.key')} value=${form.token_name} onInput=${set('token_name')} name="token_name" />
       <${Field} label=${t('logs.from')} type="datetime-local" value=${form.start} onInput=${set('start')} />
@@ -63,12 +85,10 @@ export function Logs({ session }) {
         ${list.items.length === 0 && html`<tr><td colspan="8">${t('list.empty')}</td></tr>`}
         ${list.items.map((l) => html`<tr key=${l.id}>
           <td>${dateTime(l.created_at)}</td>
-          <td><span class=${'badge t' + l.type}>${t('logs.type' + l.type)}</span>${l.status ? ' ' + l.status : ''}</td>
+          <td>${logCell.type(l)}</td>
           <td>${l.token_name}</td><td>${l.model_name}</td>
-          <td>${l.prompt_tokens || l.completion_tokens ? `${count(l.prompt_tokens)} / ${count(l.completion_tokens)}` : ''}</td>
-          <td>${l.quota ? money(l.quota, perUnit) : ''}${l.billing_source === 1 ? html` <small class="muted">${t('logs.bySub')}</small>` : ''}</td>
-          <td>${l.elapsed_time ? `${count(l.elapsed_time)} ms` : ''}</td>
-          <td class="content">${l.error_code ? html`<code>${l.error_code}</code> ` : ''}${l.content}</td>
+          <td>${logCell.tokens(l)}</td><td>${logCell.cost(l, perUnit)}</td><td>${logCell.elapsed(l)}</td>
+          <td class="content">${logCell.content(l)}</td>
         </tr>`)}
       </tbody>
     </table>
