@@ -49,6 +49,9 @@ type Deps struct {
 	Providers map[string]payment.Provider
 	// Cluster serves the cluster routes; its zero value is cluster mode off.
 	Cluster ClusterDeps
+	// ConfigVersion reports the config version this node applied and how
+	// changes reach it (GET /api/status); nil reports 0 and "poll".
+	ConfigVersion func() (version int64, via string)
 }
 
 // ChannelTester sends a minimal real call through a channel.

@@ -27,6 +27,7 @@ import (
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/payment/alipay"
 	"github.com/modelgate/modelgate/internal/payment/wechat"
+	"github.com/modelgate/modelgate/internal/propagation"
 	"github.com/modelgate/modelgate/internal/relay"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
@@ -50,6 +51,11 @@ type App struct {
 	ledger  *billing.Ledger
 	relay   *relay.Relay
 	redis   *redis.Client // nil without REDIS_CONN_STRING
+	sync    *propagation.Syncer
+	// draining is set when a stop begins: /readyz answers 503 from then on.
+	draining atomic.Bool
+	ready    readiness
+	stop     stopReport
 	handler http.Handler
 	lease   config.BillingLease // with defaults applied; used on shared databases only
 
@@ -108,6 +114,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		st.Close()
 		return nil, err
 	}
+	// Read before the caches load: every change after it is heard, polled
+	// or reloaded (package propagation).
+	configState, err := st.ConfigState(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.Options, err = option.NewRegistry(ctx, st, log)
 	if err != nil {
 		st.Close()
@@ -140,13 +153,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// live in memory; nodes sharing a server database hold in the database.
 	a.ledger = billing.New(st, billing.Config{Logger: log, Local: st.Dialect() == store.SQLite})
 	st.OnCommit(a.ledger.Changed)
-	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery,
+	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: cfg.ConfigPollInterval,
 		BodyReadTimeout: cfg.BodyReadTimeout, ErrorLogs: a.errLogs, Now: a.Now})
 	if err != nil {
 		a.ledger.Close(ctx)
 		st.Close()
 		return nil, err
 	}
+	a.startPropagation(configState.Version)
 	// The wallet channels' protocols; tests replace them (WithPaymentProviders).
 	providers := defaultProviders()
 	for _, o := range opts {
@@ -169,6 +183,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		DataDir:         cfg.DataDir,
 		Providers:       providers,
 		Cluster:         a.clusterDeps(pinger),
+		ConfigVersion:   a.ConfigVersion,
 	})
 	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()
@@ -177,16 +192,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// answer the JSON envelope.
 	mux.Handle("/api/", withBodyDeadline(cfg.BodyReadTimeout, apiServer.CrossOriginProtection().Handler(apiServer.Handler())))
 	mux.Handle("/v1/", a.relay.Handler())
+	mux.HandleFunc("GET /healthz", a.healthz)
+	mux.HandleFunc("GET /readyz", a.readyz)
 	// Everything else is the web console (index.html for client routes).
 	mux.Handle("/", web.Handler())
 	a.handler = withRequestLog(log, mux)
 
 	bg, cancel := context.WithCancel(context.Background())
 	a.stopBackground = cancel
-	// Nodes sharing one database see each other's option, channel and
-	// price changes within reloadEvery.
-	go a.repeat(bg, reloadEvery, "reload options", a.Options.Reload)
-	go a.repeat(bg, reloadEvery, "reload routing catalog", a.relay.Reload)
+	// Nodes sharing one database see each other's configuration changes
+	// within a second when a push channel is there, within
+	// CONFIG_POLL_INTERVAL otherwise.
+	go a.sync.Run(bg)
 	go a.repeat(bg, 10*time.Minute, "release stale reservations", func(ctx context.Context) error {
 		return a.releaseStaleHolds(ctx, false)
 	})
@@ -233,9 +250,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	})
 	return a, nil
 }
-
-// reloadEvery is how often caches re-read the database.
-const reloadEvery = 10 * time.Second
 
 // repeat runs f every interval until ctx ends, logging failures.
 func (a *App) repeat(ctx context.Context, every time.Duration, what string, f func(context.Context) error) {
@@ -372,13 +386,35 @@ func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	a.log.Info("shutting down", "timeout", a.cfg.ShutdownTimeout)
+	a.beginStop()
+	a.log.Info("shutting down: readiness is off", "delay", a.cfg.ShutdownDelay, "timeout", a.cfg.ShutdownTimeout)
+	if d := a.cfg.ShutdownDelay; d > 0 {
+		// Still serving, so a balancer that has not yet seen /readyz turn
+		// 503 loses nothing; answers close their connections, so clients
+		// reconnect elsewhere.
+		srv.SetKeepAlivesEnabled(false)
+		select {
+		case <-time.After(d):
+		case err := <-errc:
+			return err
+		}
+		a.stop.mu.Lock()
+		a.stop.Delay = d
+		a.stop.mu.Unlock()
+	}
+	drainStart := time.Now()
+	defer func() {
+		a.stop.mu.Lock()
+		a.stop.Drain = time.Since(drainStart)
+		a.stop.mu.Unlock()
+	}()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err == nil {
 		return nil
 	}
 	a.log.Warn("calls still running at the shutdown timeout: ending their upstream calls; each is billed for what was produced")
+	a.cutting()
 	a.relay.EndStreams()
 	// Ended streams tell their clients and settle at once; a client that
 	// does not read its connection must not hold the stop up.
@@ -410,6 +446,7 @@ func (a *App) FlushBilling(timeout time.Duration) error {
 // then commits every settlement and log row and closes the database: no
 // call's charge is lost and no hold stays locked.
 func (a *App) Close() error {
+	a.beginStop()
 	a.stopBackground()
 	if a.pushDone != nil {
 		<-a.pushDone
@@ -417,7 +454,9 @@ func (a *App) Close() error {
 	if a.pingDone != nil {
 		<-a.pingDone
 	}
+	a.cutting()
 	a.relay.EndStreams()
+	flushStart := time.Now()
 	idleCtx, cancelIdle := context.WithTimeout(context.Background(), endGrace)
 	defer cancelIdle()
 	idleErr := a.relay.Idle(idleCtx)
@@ -432,6 +471,7 @@ func (a *App) Close() error {
 		// the lease still covers belongs to calls that never settled.
 		flushErr = errors.Join(flushErr, a.endLease(ctx))
 	}
+	a.endStop(flushStart)
 	var redisErr error
 	if a.redis != nil {
 		redisErr = a.redis.Close()

@@ -84,6 +84,9 @@ func (l *Ledger) apply(reserves []store.ReserveOp, settles []store.SettleOp) ([]
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	results, err := l.store.ApplyBilling(ctx, reserves, settles)
+	if err == nil {
+		l.settled.Add(int64(len(settles)))
+	}
 	if err == nil && l.book != nil {
 		l.book.committed(settles)
 	}

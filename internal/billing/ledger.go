@@ -61,6 +61,8 @@ type Ledger struct {
 
 	failed []*failedSettle // settlements waiting for a retry; the loop's own
 	parked atomic.Int64
+	// settled counts the settlements committed since New.
+	settled atomic.Int64
 
 	closeOnce sync.Once
 	mu        sync.RWMutex // held for reading while sending, for writing to close
@@ -284,6 +286,9 @@ func (l *Ledger) run() {
 		armRetry()
 	}
 }
+
+// Settled reports how many settlements were committed since New.
+func (l *Ledger) Settled() int64 { return l.settled.Load() }
 
 // Changed tells a local ledger that balances were committed by someone
 // else; register it with store.OnCommit.

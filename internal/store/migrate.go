@@ -33,6 +33,7 @@ var migrations = []migration{
 	{"0015_cluster_replication", binaryCollation(migration0015)},
 	{"0016_cluster_failed_events", binaryCollation(migration0016)},
 	{"0017_cache_tier_pricing", binaryCollation(migration0017)},
+	{"0021_config_state", binaryCollation(migration0021)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/pricing"
@@ -18,11 +19,13 @@ func TestMigration0017UpgradesExistingPrices(t *testing.T) {
 		t.Run(eng.Name, func(t *testing.T) {
 			ctx := context.Background()
 			opts := Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "m.db")}
+			// Stop before 0017, wherever later steps put it in the list.
 			all := migrations
-			migrations = all[:len(all)-1]
-			if migrations[len(migrations)-1].version != "0016_cluster_failed_events" {
-				t.Fatalf("the step before 0017 is %s", migrations[len(migrations)-1].version)
+			i := slices.IndexFunc(all, func(m migration) bool { return m.version == "0017_cache_tier_pricing" })
+			if i < 1 || all[i-1].version != "0016_cluster_failed_events" {
+				t.Fatalf("0017 is step %d of %d, not right after 0016", i, len(all))
 			}
+			migrations = all[:i]
 			s, err := Open(ctx, opts)
 			migrations = all
 			if err != nil {
