@@ -56,8 +56,8 @@ type App struct {
 	draining atomic.Bool
 	ready    readiness
 	stop     stopReport
-	handler http.Handler
-	lease   config.BillingLease // with defaults applied; used on shared databases only
+	handler  http.Handler
+	lease    config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
 	// pingDone is closed when the cluster ping loop has ended (nil when

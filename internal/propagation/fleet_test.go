@@ -146,7 +146,9 @@ func checkPropagation(t *testing.T, a, b *apptest.Env) {
 		Username string `json:"username"`
 	}
 	g.Root.OK("GET", apptest.Path("/api/user/%d", g.UserID), nil).Decode(t, &u)
-	reaches("a user disabled", func() { g.Root.OK("POST", "/api/user/manage", map[string]string{"username": u.Username, "action": "disable"}) },
+	reaches("a user disabled", func() {
+		g.Root.OK("POST", "/api/user/manage", map[string]string{"username": u.Username, "action": "disable"})
+	},
 		func() bool { return call() == 403 })
 	if v := agree("the end"); v < v0+8 {
 		t.Fatalf("config version %d after 8 changes from %d", v, v0)

@@ -79,8 +79,8 @@ func (t *redisTransport) subscribe(ctx context.Context) (subscription, error) {
 }
 
 type redisSubscription struct {
-	ps      *redis.PubSub
-	pinged  bool // a ping is out and no answer came yet
+	ps     *redis.PubSub
+	pinged bool // a ping is out and no answer came yet
 }
 
 // redisPing is how long a subscription waits in silence before it pings,
