@@ -51,13 +51,8 @@ type App struct {
 	ledger  *billing.Ledger
 	relay   *relay.Relay
 	redis   *redis.Client // nil without REDIS_CONN_STRING
-	sync    *propagation.Syncer
-	// draining is set when a stop begins: /readyz answers 503 from then on.
-	draining atomic.Bool
-	ready    readiness
-	stop     stopReport
-	handler  http.Handler
-	lease    config.BillingLease // with defaults applied; used on shared databases only
+	handler http.Handler
+	lease   config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
 	// pingDone is closed when the cluster ping loop has ended (nil when
@@ -74,6 +69,14 @@ type App struct {
 	// clock is the time of subscriptions and their limit windows in the
 	// relay (Now); tests move it (SetClock).
 	clock atomic.Pointer[func() time.Time]
+
+	// sync carries configuration changes between the nodes sharing the
+	// database (propagation.go).
+	sync *propagation.Syncer
+	// draining is set when a stop begins: /readyz answers 503 from then on.
+	draining atomic.Bool
+	ready    readiness
+	stop     stopReport
 }
 
 // Option adjusts what New builds.
