@@ -1,7 +1,10 @@
 package propagation_test
 
 import (
+	"context"
 	"crypto/rand"
+	"database/sql"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -9,6 +12,8 @@ import (
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
 	"github.com/modelgate/modelgate/internal/store/storetest"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
 )
 
 // statusInfo is the part of GET /api/status these tests read.
@@ -27,15 +32,7 @@ func status(e *apptest.Env) statusInfo {
 // a second came by the push channel.
 func fleet(t *testing.T, engine string, withRedis bool) (a, b *apptest.Env) {
 	t.Helper()
-	var eng *storetest.Engine
-	for _, e := range storetest.Engines() {
-		if e.Name == engine {
-			eng = &e
-		}
-	}
-	if eng == nil {
-		t.Skipf("no %s test server (set MODELGATE_TEST_%s_DSN)", engine, map[string]string{"postgres": "POSTGRES", "mysql": "MYSQL"}[engine])
-	}
+	eng := engineOrSkip(t, engine)
 	redisURL := os.Getenv("MODELGATE_TEST_REDIS")
 	if withRedis && redisURL == "" {
 		t.Skip("no Redis test server (set MODELGATE_TEST_REDIS)")
@@ -153,4 +150,76 @@ func checkPropagation(t *testing.T, a, b *apptest.Env) {
 	if v := agree("the end"); v < v0+8 {
 		t.Fatalf("config version %d after 8 changes from %d", v, v0)
 	}
+}
+
+// A node whose LISTEN connection is killed reconnects and reads what it
+// missed: a change made while it was away still reaches it, and the
+// nodes agree again, long before the hour-long poll.
+func TestListenerReconnectsAndCatchesUp(t *testing.T) {
+	a, b := fleet(t, "postgres", false)
+	root := a.Root()
+	state, err := a.App.Store.ConfigState(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", a.Config.SQLDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for round := range 3 {
+		// Both nodes listen on the channel of this database only.
+		var killed int
+		err := db.QueryRow(`SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE pid <> pg_backend_pid() AND query = 'LISTEN "modelgate_config_` + state.Instance + `"') k`).Scan(&killed)
+		if err != nil || killed != 2 {
+			t.Fatalf("round %d: killed %d listeners (%v), want both nodes'", round, killed, err)
+		}
+		name := fmt.Sprintf("after-reconnect-%d", round)
+		root.OK("PUT", "/api/option/", map[string]string{"key": "SystemName", "value": name})
+		d := within(t, "a change made while the listener was down reaches b", 3*time.Second, func() bool {
+			return status(b).SystemName == name
+		})
+		t.Logf("round %d: reached b after %v", round, d)
+		within(t, "both nodes listen again and agree", 3*time.Second, func() bool {
+			sa, sb := status(a), status(b)
+			return sa.ConfigSync == "postgres" && sb.ConfigSync == "postgres" && sa.ConfigVersion == sb.ConfigVersion
+		})
+	}
+}
+
+// Without a push channel (MySQL, no Redis) the poll carries changes: the
+// node reports "poll" and sees a disabled key within the poll interval,
+// and the versions agree.
+func TestPollCarriesChangesWithoutAPushChannel(t *testing.T) {
+	eng := engineOrSkip(t, "mysql")
+	cfg := apptest.Config(t, "SQL_DSN", eng.FreshDSN(t), "CONFIG_POLL_INTERVAL", "1s", "REDIS_CONN_STRING", "")
+	a := apptest.Start(t, cfg)
+	cfg.DataDir = t.TempDir()
+	b := apptest.Start(t, cfg)
+	if s := status(b).ConfigSync; s != "poll" {
+		t.Fatalf("config_sync %q, want poll", s)
+	}
+	up := fakeupstream.New(t)
+	g := a.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	call := func() int {
+		return b.Call(g.Key, "POST", "/v1/chat/completions", map[string]any{"model": "gpt-test",
+			"messages": []map[string]string{{"role": "user", "content": "hi"}}}).Status
+	}
+	within(t, "the new channel and key work on b", 3*time.Second, func() bool { return call() == 200 })
+	g.User.OK("PUT", "/api/token/?status_only=1", map[string]any{"id": g.TokenID(), "status": 2})
+	d := within(t, "the disabled key is refused on b", 3*time.Second, func() bool { return call() == 401 })
+	t.Logf("poll: reached b after %v", d)
+	within(t, "versions agree", 3*time.Second, func() bool { return status(a).ConfigVersion == status(b).ConfigVersion })
+}
+
+func engineOrSkip(t *testing.T, name string) storetest.Engine {
+	t.Helper()
+	for _, e := range storetest.Engines() {
+		if e.Name == name {
+			return e
+		}
+	}
+	t.Skipf("no %s test server", name)
+	return storetest.Engine{}
 }
