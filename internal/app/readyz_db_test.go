@@ -1,10 +1,7 @@
 package app_test
 
 import (
-	"io"
-	"net"
 	"net/url"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,70 +10,6 @@ import (
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/store/storetest"
 )
-
-// tcpProxy forwards connections to a database server until it hangs: then
-// new connections are accepted and never answered, and the open ones are
-// cut, as when a database host vanishes from the network.
-type tcpProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	hung   bool
-	conns  []net.Conn
-}
-
-func newTCPProxy(t *testing.T, target string) *tcpProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tcpProxy{ln: ln, target: target}
-	t.Cleanup(func() { ln.Close(); p.cut() })
-	go p.serve()
-	return p
-}
-
-func (p *tcpProxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c)
-		hung := p.hung
-		p.mu.Unlock()
-		if hung {
-			continue // accepted, never answered
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, up)
-		p.mu.Unlock()
-		go func() { io.Copy(up, c); up.Close() }()
-		go func() { io.Copy(c, up); c.Close() }()
-	}
-}
-
-func (p *tcpProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-func (p *tcpProxy) setHung(h bool) {
-	p.mu.Lock()
-	p.hung = h
-	p.mu.Unlock()
-	p.cut()
-}
 
 // A database that stops answering turns readiness 503 ("database
 // unreachable"), each probe answering within about its 1 s timeout, while
@@ -105,12 +38,12 @@ func TestReadyzFailsWhileTheDatabaseIsUnreachable(t *testing.T) {
 				target = c.Addr
 				proxied = func(addr string) string { c.Addr = addr; return c.FormatDSN() }
 			}
-			proxy := newTCPProxy(t, target)
-			e := apptest.New(t, "SQL_DSN", proxied(proxy.ln.Addr().String()))
+			proxy := apptest.NewTCPProxy(t, target)
+			e := apptest.New(t, "SQL_DSN", proxied(proxy.Addr()))
 			if p := get(t, e.Server.URL, "/readyz"); p.status != 200 {
 				t.Fatalf("readyz %+v", p)
 			}
-			proxy.setHung(true)
+			proxy.SetHung(true)
 			apptest.Eventually(t, "readyz reports the database", func() bool {
 				start := time.Now()
 				p := get(t, e.Server.URL, "/readyz")
@@ -122,7 +55,7 @@ func TestReadyzFailsWhileTheDatabaseIsUnreachable(t *testing.T) {
 			if p := get(t, e.Server.URL, "/healthz"); p.status != 200 {
 				t.Fatalf("healthz while the database is away: %+v", p)
 			}
-			proxy.setHung(false)
+			proxy.SetHung(false)
 			apptest.Eventually(t, "ready again", func() bool { return get(t, e.Server.URL, "/readyz").status == 200 })
 		})
 	}

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,14 +34,27 @@ func status(e *apptest.Env) statusInfo {
 // a second came by the push channel.
 func fleet(t *testing.T, engine string, withRedis bool) (a, b *apptest.Env) {
 	t.Helper()
-	eng := engineOrSkip(t, engine)
-	redisURL := os.Getenv("MODELGATE_TEST_REDIS")
-	if withRedis && redisURL == "" {
+	redisURL := ""
+	if withRedis {
+		redisURL = redisOrSkip(t)
+	}
+	return fleetWith(t, engine, redisURL)
+}
+
+func redisOrSkip(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv("MODELGATE_TEST_REDIS")
+	if u == "" {
 		t.Skip("no Redis test server (set MODELGATE_TEST_REDIS)")
 	}
-	if !withRedis {
-		redisURL = ""
-	}
+	return u
+}
+
+// fleetWith is fleet with Redis at redisURL ("" for none).
+func fleetWith(t *testing.T, engine, redisURL string) (a, b *apptest.Env) {
+	t.Helper()
+	withRedis := redisURL != ""
+	eng := engineOrSkip(t, engine)
 	cfg := apptest.Config(t, "SQL_DSN", eng.FreshDSN(t), "CONFIG_POLL_INTERVAL", "1h",
 		"REDIS_CONN_STRING", redisURL, "REDIS_KEY_PREFIX", "mgtest:"+rand.Text()+":")
 	a = apptest.Start(t, cfg)
@@ -222,4 +237,69 @@ func engineOrSkip(t *testing.T, name string) storetest.Engine {
 	}
 	t.Skipf("no %s test server", name)
 	return storetest.Engine{}
+}
+
+// Redis hanging never holds a commit up: with the pub/sub server gone
+// silent, admin changes on one node answer at once; the other node falls
+// back to polling, and when Redis is back it subscribes again and catches
+// up on what it missed.
+func TestRedisOutageNeverBlocksACommit(t *testing.T) {
+	u, err := url.Parse(redisOrSkip(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := apptest.NewTCPProxy(t, u.Host)
+	u.Host = proxy.Addr()
+	a, b := fleetWith(t, "postgres", u.String())
+	root := a.Root()
+	proxy.SetHung(true)
+	within(t, "b notices the lost subscription", 5*time.Second, func() bool { return status(b).ConfigSync == "poll" })
+	for i := range 10 {
+		start := time.Now()
+		root.OK("PUT", "/api/option/", map[string]string{"key": "SystemName", "value": fmt.Sprintf("during-outage-%d", i)})
+		if d := time.Since(start); d > 500*time.Millisecond {
+			t.Fatalf("change %d took %v while Redis hangs", i, d)
+		}
+	}
+	proxy.SetHung(false)
+	d := within(t, "b catches up after Redis is back", 10*time.Second, func() bool {
+		sb := status(b)
+		return sb.SystemName == "during-outage-9" && sb.ConfigSync == "redis" && sb.ConfigVersion == status(a).ConfigVersion
+	})
+	t.Logf("caught up %v after Redis came back", d)
+}
+
+// Changes committed at once on both nodes, to options and prices: when
+// the last one has answered, both nodes hold the same values and the
+// same config version within a second.
+func TestConcurrentChangesOnBothNodesAgree(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		redis bool
+	}{{"postgres-notify", false}, {"postgres-redis", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := fleet(t, "postgres", tc.redis)
+			roots := []*apptest.Client{a.Root(), b.Root()}
+			price := apptest.OKData[struct {
+				ID int64 `json:"id"`
+			}](roots[0], "POST", "/api/model_price/", map[string]any{"model_name": "m-concurrent", "input_price": 1, "output_price": 1})
+			var wg sync.WaitGroup
+			for i := range 24 {
+				wg.Go(func() {
+					c := roots[i%2]
+					if i%3 == 0 {
+						c.OK("PUT", "/api/model_price/", map[string]any{"id": price.ID, "input_price": float64(i + 1)})
+						return
+					}
+					c.OK("PUT", "/api/option/", map[string]string{"key": "SystemName", "value": fmt.Sprintf("concurrent-%d", i)})
+				})
+			}
+			wg.Wait()
+			d := within(t, "both nodes agree", time.Second, func() bool {
+				sa, sb := status(a), status(b)
+				return sa.ConfigVersion == sb.ConfigVersion && sa.SystemName == sb.SystemName
+			})
+			t.Logf("agreed %v after the last change", d)
+		})
+	}
 }
