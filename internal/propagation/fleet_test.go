@@ -303,3 +303,36 @@ func TestConcurrentChangesOnBothNodesAgree(t *testing.T) {
 		})
 	}
 }
+
+// The config version moves by one with each configuration change and not
+// with a billed call (counters only), on whatever engine the suite runs.
+func TestConfigVersionCountsConfigurationChangesOnly(t *testing.T) {
+	e := apptest.New(t)
+	want := map[string]string{"sqlite": "poll", "postgres": "postgres", "mysql": "poll"}[e.Engine()]
+	if os.Getenv("MODELGATE_TEST_REDIS") != "" && e.Engine() != "sqlite" {
+		want = "redis"
+	}
+	within(t, "config_sync "+want, 5*time.Second, func() bool { return status(e).ConfigSync == want })
+	up := fakeupstream.New(t)
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	v0 := status(e).ConfigVersion
+	if v0 < 5 { // root, channel, price, user, key at least
+		t.Fatalf("config version %d after the setup", v0)
+	}
+	for range 3 {
+		if r := e.Call(g.Key, "POST", "/v1/chat/completions", map[string]any{"model": "gpt-test",
+			"messages": []map[string]string{{"role": "user", "content": "hi"}}}); r.Status != 200 {
+			t.Fatalf("call: %d %s", r.Status, r.Body)
+		}
+	}
+	e.SettleAll()
+	g.Root.OK("POST", "/api/topup", map[string]any{"user_id": g.UserID, "quota": 1000})
+	if v := status(e).ConfigVersion; v != v0 {
+		t.Fatalf("config version moved from %d to %d with calls and a top-up", v0, v)
+	}
+	g.SetOption("SystemName", "counted")
+	g.UpdateChannel(g.ChannelID, map[string]any{"weight": 3})
+	if v := status(e).ConfigVersion; v != v0+2 {
+		t.Fatalf("config version %d after two changes from %d", v, v0)
+	}
+}

@@ -114,7 +114,8 @@ func (s *Syncer) Run(ctx context.Context) {
 
 func (s *Syncer) chooseTransport(ctx context.Context) error {
 	st := s.cfg.Store
-	if s.cfg.Redis == nil && st.Dialect() != store.Postgres {
+	// SQLite has one node: nobody to tell.
+	if st.Dialect() == store.SQLite || (s.cfg.Redis == nil && st.Dialect() != store.Postgres) {
 		return nil
 	}
 	state, err := st.ConfigState(ctx)
