@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
+	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/store/storetest"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx database/sql driver
@@ -335,4 +336,34 @@ func TestConfigVersionCountsConfigurationChangesOnly(t *testing.T) {
 	if v := status(e).ConfigVersion; v != v0+2 {
 		t.Fatalf("config version %d after two changes from %d", v, v0)
 	}
+}
+
+// A change whose message never came (its node died between commit and
+// publish) leaves a hole: the next message shows it, and the node reloads
+// everything about a second later instead of waiting for the poll.
+func TestAMissedMessageIsCaughtUpAfterTheNextOne(t *testing.T) {
+	a, b := fleet(t, "postgres", false)
+	// A writer that publishes nothing: a node that died after its commit.
+	silent, err := store.Open(context.Background(), store.Options{DSN: a.Config.SQLDSN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	if err := silent.SetOptions(context.Background(), map[string]string{"SystemName": "unheard"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if s := status(b).SystemName; s == "unheard" {
+		t.Fatal("b saw a change nobody published: the test proves nothing")
+	}
+	// A price: b rebuilds its routes and prices for it, not its options.
+	a.Root().OK("POST", "/api/model_price/", map[string]any{"model_name": "after-the-hole", "input_price": 1, "output_price": 1})
+	d := within(t, "b reloads past the hole", 3*time.Second, func() bool {
+		sa, sb := status(a), status(b)
+		return sb.SystemName == "unheard" && sb.ConfigVersion == sa.ConfigVersion
+	})
+	if d < 900*time.Millisecond {
+		t.Fatalf("caught up after %v: before the grace, so not by the hole", d)
+	}
+	t.Logf("caught up %v after the next message", d)
 }

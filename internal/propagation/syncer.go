@@ -135,6 +135,7 @@ func (s *Syncer) publishLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			s.publishRest()
 			return
 		case payload := <-s.pub:
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -151,6 +152,24 @@ func (s *Syncer) publishLoop(ctx context.Context) {
 	}
 }
 
+// publishRest sends what is still queued when the node stops, within a
+// second: the last changes of a stopping node reach the others at once
+// rather than at their next poll.
+func (s *Syncer) publishRest() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for {
+		select {
+		case payload := <-s.pub:
+			if s.tr.publish(ctx, payload) != nil {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
 // subscribeLoop keeps a subscription open, reconnecting with backoff (100 ms
 // doubling to 30 s). After every (re)subscription it reads the config
 // version: changes made while it was away were not heard, and a version
@@ -158,7 +177,9 @@ func (s *Syncer) publishLoop(ctx context.Context) {
 func (s *Syncer) subscribeLoop(ctx context.Context) {
 	backoff, failures := 100*time.Millisecond, 0
 	for ctx.Err() == nil {
-		sub, err := s.tr.subscribe(ctx)
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		sub, err := s.tr.subscribe(sctx)
+		cancel()
 		if err != nil {
 			failures++
 			if failures == 1 || failures%20 == 0 {
@@ -209,8 +230,9 @@ func (s *Syncer) receive(ctx context.Context, payload string) {
 		err = s.cfg.Targets.Apply(ctx, changes)
 	}
 	if err != nil {
-		// Not applied: leave the version open so the poll reloads.
+		// Not applied: a hole, closed by a full reload after gapGrace.
 		s.cfg.Log.Warn("config propagation: applying a change failed", "version", m.Version, "err", err)
+		s.track.failed(time.Now())
 		return
 	}
 	if m.Version > 0 {

@@ -11,9 +11,12 @@ import (
 // that stays (a message lost with a connection, a node that died between
 // its commit and its publish) is closed by a full reload.
 type tracker struct {
-	mu       sync.Mutex
-	applied  int64
-	pending  map[int64]bool
+	mu      sync.Mutex
+	applied int64
+	pending map[int64]bool
+	// missing is set when a change was heard but could not be applied:
+	// the version it carried is a hole too.
+	missing  bool
 	gapSince time.Time // when the oldest open hole appeared; zero: none
 }
 
@@ -32,15 +35,24 @@ func (t *tracker) observe(v int64, now time.Time) {
 	t.advance(now)
 }
 
+// failed records a change heard but not applied: a full reload must
+// follow, as for a hole.
+func (t *tracker) failed(now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.missing = true
+	if t.gapSince.IsZero() {
+		t.gapSince = now
+	}
+}
+
 // reloaded records a full reload that read the database at version v or
 // later: every change up to v is applied.
 func (t *tracker) reloaded(v int64, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if v <= t.applied {
-		return
-	}
-	t.applied = v
+	t.missing = false
+	t.applied = max(t.applied, v)
 	for p := range t.pending {
 		if p <= v {
 			delete(t.pending, p)
@@ -56,7 +68,7 @@ func (t *tracker) advance(now time.Time) {
 		t.applied++
 	}
 	switch {
-	case len(t.pending) == 0:
+	case len(t.pending) == 0 && !t.missing:
 		t.gapSince = time.Time{}
 	case t.gapSince.IsZero():
 		t.gapSince = now

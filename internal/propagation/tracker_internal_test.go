@@ -17,6 +17,7 @@ func TestTrackerAppliesOnlyWithoutHoles(t *testing.T) {
 	type step struct {
 		observe  int64 // 0: none
 		reloaded int64 // 0: none
+		failed   bool
 		at       time.Duration
 		want     int64
 		stuck    bool // checked at `at` with a 1 s grace
@@ -43,6 +44,14 @@ func TestTrackerAppliesOnlyWithoutHoles(t *testing.T) {
 			{observe: 9, at: 4 * time.Second, want: 10},
 		}},
 		{"a reload behind what is applied changes nothing", 5, []step{{reloaded: 4, want: 5}}},
+		{"a change that failed to apply is a hole until a reload", 5, []step{
+			{failed: true, want: 5},
+			{observe: 7, at: 500 * time.Millisecond, want: 5},
+			{observe: 6, at: 900 * time.Millisecond, want: 7},
+			{at: time.Second, want: 7, stuck: true}, // 7 arrived, but what failed was not applied
+			{reloaded: 7, at: time.Second, want: 7},
+			{at: 5 * time.Second, want: 7, stuck: false},
+		}},
 		{"int64 edge", 1<<63 - 3, []step{{observe: 1<<63 - 2, want: 1<<63 - 2}, {observe: 1<<63 - 1, want: 1<<63 - 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +60,9 @@ func TestTrackerAppliesOnlyWithoutHoles(t *testing.T) {
 				now := t0.Add(s.at)
 				if s.observe != 0 {
 					tr.observe(s.observe, now)
+				}
+				if s.failed {
+					tr.failed(now)
 				}
 				if s.reloaded != 0 {
 					tr.reloaded(s.reloaded, now)
