@@ -163,7 +163,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		st.Close()
 		return nil, err
 	}
-	a.startPropagation(configState.Version)
+	a.startPropagation(configState)
 	// The wallet channels' protocols; tests replace them (WithPaymentProviders).
 	providers := defaultProviders()
 	for _, o := range opts {

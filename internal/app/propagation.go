@@ -10,9 +10,9 @@ import (
 
 // startPropagation builds the syncer of configuration changes between the
 // nodes sharing this database (package propagation) over the caches of
-// this node: options, the relay's keys, routes and prices. applied is the
-// config version read before those caches were first loaded.
-func (a *App) startPropagation(applied int64) {
+// this node: options, the relay's keys, routes and prices. state is the
+// config state read before those caches were first loaded.
+func (a *App) startPropagation(state store.ConfigState) {
 	a.sync = propagation.New(propagation.Config{
 		Store:     a.Store,
 		Redis:     a.redis,
@@ -37,7 +37,7 @@ func (a *App) startPropagation(applied int64) {
 				return errors.Join(a.Options.Reload(ctx), a.relay.Reload(ctx))
 			},
 		},
-	}, applied)
+	}, state)
 	a.Store.OnConfigCommit(a.sync.Committed)
 }
 

@@ -58,19 +58,32 @@ type Syncer struct {
 // nodes may arrive out of order, but never this late.
 const gapGrace = time.Second
 
-// New reads nothing: applied is the config version read before the caches
-// were first loaded. Register Committed with store.OnConfigCommit, then
-// call Run.
-func New(cfg Config, applied int64) *Syncer {
+// New picks the push channel; it reads nothing. state is the config state
+// read before the caches were first loaded: its version is applied.
+// Register Committed with store.OnConfigCommit, then call Run.
+func New(cfg Config, state store.ConfigState) *Syncer {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Syncer{cfg: cfg, origin: rand.Text()[:12], track: newTracker(applied), pub: make(chan string, 1024)}
+	s := &Syncer{cfg: cfg, origin: rand.Text()[:12], track: newTracker(state.Version), pub: make(chan string, 1024)}
+	switch d := cfg.Store.Dialect(); {
+	case d == store.SQLite:
+		// One node: nobody to tell.
+	case cfg.Redis != nil:
+		s.tr = &redisTransport{rdb: cfg.Redis, channel: cfg.KeyPrefix + "config:" + state.Instance}
+	case d == store.Postgres:
+		s.tr = &pgTransport{st: cfg.Store, channel: "modelgate_config_" + state.Instance}
+	}
+	return s
 }
 
 // Version is the config version this node has applied in full (GET
 // /api/status config_version): equal on two nodes once they agree.
 func (s *Syncer) Version() int64 { return s.track.version() }
+
+// Dropped counts this node's change messages that were not published (a
+// full queue or a failed publish): the other nodes caught up by a reload.
+func (s *Syncer) Dropped() int64 { return s.dropped.Load() }
 
 // Mechanism names how changes reach this node now: "redis" or "postgres"
 // while subscribed, "poll" otherwise.
@@ -102,32 +115,11 @@ func (s *Syncer) Committed(c store.ConfigCommit) {
 // Run picks the push channel and runs the publisher, the subscriber and
 // the poll until ctx ends.
 func (s *Syncer) Run(ctx context.Context) {
-	if err := s.chooseTransport(ctx); err != nil {
-		s.cfg.Log.Warn("config propagation: no push channel, polling only", "every", s.cfg.PollEvery, "err", err)
-	}
 	if s.tr != nil {
 		go s.publishLoop(ctx)
 		go s.subscribeLoop(ctx)
 	}
 	s.pollLoop(ctx)
-}
-
-func (s *Syncer) chooseTransport(ctx context.Context) error {
-	st := s.cfg.Store
-	// SQLite has one node: nobody to tell.
-	if st.Dialect() == store.SQLite || (s.cfg.Redis == nil && st.Dialect() != store.Postgres) {
-		return nil
-	}
-	state, err := st.ConfigState(ctx)
-	if err != nil {
-		return err
-	}
-	if s.cfg.Redis != nil {
-		s.tr = &redisTransport{rdb: s.cfg.Redis, channel: s.cfg.KeyPrefix + "config:" + state.Instance}
-	} else {
-		s.tr = &pgTransport{st: st, channel: "modelgate_config_" + state.Instance}
-	}
-	return nil
 }
 
 func (s *Syncer) publishLoop(ctx context.Context) {
