@@ -56,6 +56,9 @@ type Deps struct {
 	// PaymentCallback counts each payment notification: accepted, or
 	// rejected for a short reason (metrics); nil counts none.
 	PaymentCallback func(method string, accepted bool, reason string)
+	// ConfigVersion reports the config version this node applied and how
+	// changes reach it (GET /api/status); nil reports 0 and "poll".
+	ConfigVersion func() (version int64, via string)
 }
 
 // RateLimitStatuser reports the rate limiter's counters.

@@ -20,6 +20,13 @@ type statusResponse struct {
 	StartTime       int64  `json:"start_time"`
 	RegisterEnabled bool   `json:"register_enabled"`
 	SystemName      string `json:"system_name"`
+	// ConfigVersion counts the configuration changes this node has
+	// applied (docs/operations.md, Config propagation): equal on every
+	// node of one database once they agree.
+	ConfigVersion int64 `json:"config_version"`
+	// ConfigSync is how changes reach this node now: redis, postgres or
+	// poll.
+	ConfigSync string `json:"config_sync"`
 }
 
 // status is the public settings a console needs and the readiness probe: it
@@ -30,7 +37,13 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		return httpx.FailStatus(http.StatusServiceUnavailable, "数据库不可用")
 	}
 	opts := s.Options.Current()
+	version, via := int64(0), "poll"
+	if s.ConfigVersion != nil {
+		version, via = s.ConfigVersion()
+	}
 	return httpx.OK(w, statusResponse{
+		ConfigVersion:   version,
+		ConfigSync:      via,
 		Version:         s.Version,
 		QuotaPerUnit:    QuotaPerUnit,
 		StartTime:       s.StartTime.Unix(),

@@ -29,6 +29,7 @@ import (
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/payment/alipay"
 	"github.com/modelgate/modelgate/internal/payment/wechat"
+	"github.com/modelgate/modelgate/internal/propagation"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/relay"
 	"github.com/modelgate/modelgate/internal/store"
@@ -81,6 +82,13 @@ type App struct {
 	metricsAddr string
 	// tracing exports the relay's spans (tracing.go); nil when off.
 	tracing *sdktrace.TracerProvider
+	// sync carries configuration changes between the nodes sharing the
+	// database (propagation.go).
+	sync *propagation.Syncer
+	// draining is set when a stop begins: /readyz answers 503 from then on.
+	draining atomic.Bool
+	ready    readiness
+	stop     stopReport
 }
 
 // Option adjusts what New builds.
@@ -118,6 +126,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	}
 	a := &App{cfg: cfg, log: log, Store: st, lease: leaseSettings(cfg.BillingLease)}
 	if err := a.ensureRoot(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	// Read before the caches load: every change after it is heard, polled
+	// or reloaded (package propagation).
+	configState, err := st.ConfigState(ctx)
+	if err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -161,13 +176,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 			return nil, err
 		}
 	}
-	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: reloadEvery,
+	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: cfg.ConfigPollInterval,
 		BodyReadTimeout: cfg.BodyReadTimeout, ErrorLogs: a.errLogs, Now: a.Now, Limits: a.limits})
 	if err != nil {
 		a.ledger.Close(ctx)
 		st.Close()
 		return nil, err
 	}
+	a.startPropagation(configState)
 	// The wallet channels' protocols; tests replace them (WithPaymentProviders).
 	providers := defaultProviders()
 	for _, o := range opts {
@@ -192,6 +208,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Cluster:         a.clusterDeps(pinger),
 		RateLimits:      a.limits,
 		PaymentCallback: a.countPaymentCallback,
+		ConfigVersion:   a.ConfigVersion,
 	})
 	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()
@@ -200,6 +217,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// answer the JSON envelope.
 	mux.Handle("/api/", withBodyDeadline(cfg.BodyReadTimeout, apiServer.CrossOriginProtection().Handler(apiServer.Handler())))
 	mux.Handle("/v1/", a.relay.Handler())
+	mux.HandleFunc("GET /healthz", a.healthz)
+	mux.HandleFunc("GET /readyz", a.readyz)
 	// Everything else is the web console (index.html for client routes).
 	mux.Handle("/", web.Handler())
 	a.observe(mux)
@@ -218,10 +237,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		st.Close()
 		return nil, err
 	}
-	// Nodes sharing one database see each other's option, channel and
-	// price changes within reloadEvery.
-	go a.repeat(bg, reloadEvery, "reload options", a.Options.Reload)
-	go a.repeat(bg, reloadEvery, "reload routing catalog", a.relay.Reload)
+	// Nodes sharing one database see each other's configuration changes
+	// within a second when a push channel is there, within
+	// CONFIG_POLL_INTERVAL otherwise.
+	go a.sync.Run(bg)
 	go a.repeat(bg, 10*time.Minute, "release stale reservations", func(ctx context.Context) error {
 		return a.releaseStaleHolds(ctx, false)
 	})
@@ -279,9 +298,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	})
 	return a, nil
 }
-
-// reloadEvery is how often caches re-read the database.
-const reloadEvery = 10 * time.Second
 
 // repeat runs f every interval until ctx ends, logging failures.
 func (a *App) repeat(ctx context.Context, every time.Duration, what string, f func(context.Context) error) {
@@ -418,13 +434,35 @@ func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	a.log.Info("shutting down", "timeout", a.cfg.ShutdownTimeout)
+	a.beginStop()
+	a.log.Info("shutting down: readiness is off", "delay", a.cfg.ShutdownDelay, "timeout", a.cfg.ShutdownTimeout)
+	if d := a.cfg.ShutdownDelay; d > 0 {
+		// Still serving, so a balancer that has not yet seen /readyz turn
+		// 503 loses nothing; answers close their connections, so clients
+		// reconnect elsewhere.
+		srv.SetKeepAlivesEnabled(false)
+		select {
+		case <-time.After(d):
+		case err := <-errc:
+			return err
+		}
+		a.stop.mu.Lock()
+		a.stop.Delay = d
+		a.stop.mu.Unlock()
+	}
+	drainStart := time.Now()
+	defer func() {
+		a.stop.mu.Lock()
+		a.stop.Drain = time.Since(drainStart)
+		a.stop.mu.Unlock()
+	}()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err == nil {
 		return nil
 	}
 	a.log.Warn("calls still running at the shutdown timeout: ending their upstream calls; each is billed for what was produced")
+	a.cutting()
 	a.relay.EndStreams()
 	// Ended streams tell their clients and settle at once; a client that
 	// does not read its connection must not hold the stop up.
@@ -456,6 +494,7 @@ func (a *App) FlushBilling(timeout time.Duration) error {
 // then commits every settlement and log row and closes the database: no
 // call's charge is lost and no hold stays locked.
 func (a *App) Close() error {
+	a.beginStop()
 	a.stopBackground()
 	if a.pushDone != nil {
 		<-a.pushDone
@@ -463,7 +502,9 @@ func (a *App) Close() error {
 	if a.pingDone != nil {
 		<-a.pingDone
 	}
+	a.cutting()
 	a.relay.EndStreams()
+	flushStart := time.Now()
 	idleCtx, cancelIdle := context.WithTimeout(context.Background(), endGrace)
 	defer cancelIdle()
 	idleErr := a.relay.Idle(idleCtx)
@@ -478,6 +519,7 @@ func (a *App) Close() error {
 		// the lease still covers belongs to calls that never settled.
 		flushErr = errors.Join(flushErr, a.endLease(ctx))
 	}
+	a.endStop(flushStart)
 	var redisErr error
 	if a.redis != nil {
 		redisErr = a.redis.Close()

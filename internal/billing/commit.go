@@ -88,6 +88,9 @@ func (l *Ledger) apply(reserves []store.ReserveOp, settles []store.SettleOp) ([]
 	if f := l.onCommit.Load(); f != nil {
 		(*f)(time.Since(start))
 	}
+	if err == nil {
+		l.settled.Add(int64(len(settles)))
+	}
 	if err == nil && l.book != nil {
 		l.book.committed(settles)
 	}

@@ -63,6 +63,8 @@ type Ledger struct {
 	parked atomic.Int64
 	// onCommit learns how long each group commit took (metrics).
 	onCommit atomic.Pointer[func(time.Duration)]
+	// settled counts the settlements committed since New.
+	settled atomic.Int64
 
 	closeOnce sync.Once
 	mu        sync.RWMutex // held for reading while sending, for writing to close
@@ -286,6 +288,9 @@ func (l *Ledger) run() {
 		armRetry()
 	}
 }
+
+// Settled reports how many settlements were committed since New.
+func (l *Ledger) Settled() int64 { return l.settled.Load() }
 
 // Changed tells a local ledger that balances were committed by someone
 // else; register it with store.OnCommit.

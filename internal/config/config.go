@@ -46,6 +46,15 @@ type Config struct {
 	// ShutdownTimeout bounds how long a stop waits for in-flight calls
 	// (long streams) before it ends them; every call is settled either way.
 	ShutdownTimeout time.Duration
+	// ShutdownDelay is how long a stop keeps serving, with /readyz already
+	// answering 503, before it closes the port (SHUTDOWN_DELAY, default 0):
+	// time for a load balancer to take the node out of rotation.
+	ShutdownDelay time.Duration
+	// ConfigPollInterval is the fallback of config propagation: how often
+	// a node re-reads options, routes and prices and checks the config
+	// version, and how long a cached API key is trusted
+	// (CONFIG_POLL_INTERVAL, default 10s).
+	ConfigPollInterval time.Duration
 	// BodyReadTimeout bounds reading one /v1 request body (a stalled
 	// upload); it never limits a response or a stream.
 	BodyReadTimeout time.Duration
@@ -143,6 +152,14 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	c.ShutdownTimeout = durationVar("SHUTDOWN_TIMEOUT", 30*time.Second)
 	c.BodyReadTimeout = durationVar("BODY_READ_TIMEOUT", 60*time.Second)
+	if v := strings.TrimSpace(getenv("SHUTDOWN_DELAY")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			bad("SHUTDOWN_DELAY: %q is not a Go duration such as 5s (0 for none)", v)
+		}
+		c.ShutdownDelay = d
+	}
+	c.ConfigPollInterval = durationVar("CONFIG_POLL_INTERVAL", 10*time.Second)
 
 	fs := flag.NewFlagSet("modelgate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -166,6 +183,12 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if c.ShutdownTimeout <= 0 || c.ShutdownTimeout > maxShutdownTimeout {
 		bad("SHUTDOWN_TIMEOUT: %v is not between 0s (excluded) and %v", c.ShutdownTimeout, maxShutdownTimeout)
+	}
+	if c.ShutdownDelay < 0 || c.ShutdownDelay > maxShutdownTimeout {
+		bad("SHUTDOWN_DELAY: %v is not between 0s and %v", c.ShutdownDelay, maxShutdownTimeout)
+	}
+	if c.ConfigPollInterval < time.Second || c.ConfigPollInterval > 24*time.Hour {
+		bad("CONFIG_POLL_INTERVAL: %v is not between 1s and 24h", c.ConfigPollInterval)
 	}
 	if c.SessionSecret == "" {
 		c.SessionSecret = rand.Text() + rand.Text()

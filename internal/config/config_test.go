@@ -25,6 +25,13 @@ func TestDefaults(t *testing.T) {
 	if c.MetricsToken != "" || c.MetricsListen != "" || c.LogFormat != "text" {
 		t.Fatalf("metrics and log defaults = %q %q %q", c.MetricsToken, c.MetricsListen, c.LogFormat)
 	}
+	if c.ShutdownDelay != 0 || c.ConfigPollInterval != 10*time.Second {
+		t.Fatalf("shutdown delay %v, config poll %v; want 0s and 10s", c.ShutdownDelay, c.ConfigPollInterval)
+	}
+	c, err = Load(nil, env(map[string]string{"SHUTDOWN_DELAY": "0", "CONFIG_POLL_INTERVAL": "1s"}))
+	if err != nil || c.ShutdownDelay != 0 || c.ConfigPollInterval != time.Second {
+		t.Fatalf("SHUTDOWN_DELAY=0, CONFIG_POLL_INTERVAL=1s: %v %v %v", c.ShutdownDelay, c.ConfigPollInterval, err)
+	}
 	if c.Cluster.Enabled || c.Cluster.PingInterval != 10*time.Second || c.Cluster.BatchSize != 50 || c.Cluster.MaxPingFailures != 3 {
 		t.Fatalf("cluster defaults = %+v", c.Cluster)
 	}
@@ -73,6 +80,9 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 		{map[string]string{"SHUTDOWN_TIMEOUT": "30"}, []string{"SHUTDOWN_TIMEOUT"}},
 		{map[string]string{"SHUTDOWN_TIMEOUT": "0s"}, []string{"SHUTDOWN_TIMEOUT"}},
 		{map[string]string{"SHUTDOWN_TIMEOUT": "2h"}, []string{"SHUTDOWN_TIMEOUT"}},
+		{map[string]string{"SHUTDOWN_DELAY": "-1s", "CONFIG_POLL_INTERVAL": "500ms"}, []string{"SHUTDOWN_DELAY", "CONFIG_POLL_INTERVAL"}},
+		{map[string]string{"SHUTDOWN_DELAY": "2h", "CONFIG_POLL_INTERVAL": "25h"}, []string{"SHUTDOWN_DELAY", "CONFIG_POLL_INTERVAL"}},
+		{map[string]string{"SHUTDOWN_DELAY": "soon"}, []string{"SHUTDOWN_DELAY"}},
 		{map[string]string{"INITIAL_ROOT_PASSWORD": "1234"}, []string{"INITIAL_ROOT_PASSWORD"}},
 		{map[string]string{"REDIS_CONN_STRING": "localhost:6379"}, []string{"REDIS_CONN_STRING"}},
 		{map[string]string{"SQL_DSN": "localhost:3306", "PORT": "x"}, []string{"SQL_DSN: not a recognised DSN; accepted forms", "PORT"}},

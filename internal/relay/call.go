@@ -75,6 +75,7 @@ type call struct {
 // the ingress dialect's error shape.
 func (rl *Relay) serve(ep *endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rl.started.Add(1)
 		rl.memory.observe(rl.inflight.Add(1))
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
 		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), prompt: -1, timing: timingOf(w)}

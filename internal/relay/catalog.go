@@ -153,8 +153,7 @@ func (c *catalog) changed(changes []store.Change) {
 		if ch.Counters {
 			continue
 		}
-		switch ch.Table {
-		case "channels", "abilities", "model_prices", "group_prices":
+		if catalogTables[ch.Table] {
 			if err := c.reload(context.Background()); err != nil {
 				c.log.Error("reload routing catalog", "err", err)
 			}
@@ -162,6 +161,9 @@ func (c *catalog) changed(changes []store.Change) {
 		}
 	}
 }
+
+// catalogTables are the tables the snapshot is built from.
+var catalogTables = map[string]bool{"channels": true, "abilities": true, "model_prices": true, "group_prices": true}
 
 // pick chooses a channel among the tiers, highest priority first and by
 // weight within a tier, skipping channels for which skip is true. Weight 0

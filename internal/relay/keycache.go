@@ -134,6 +134,16 @@ func (c *keyCache) changed(changes []store.Change) {
 	}
 }
 
+// reset drops every entry.
+func (c *keyCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.byHash)
+	clear(c.byUser)
+	clear(c.byKey)
+}
+
 func (c *keyCache) dropLocked(hash string) {
 	e := c.byHash[hash]
 	if e == nil {

@@ -74,6 +74,7 @@ type Relay struct {
 	}
 
 	inflight atomic.Int64 // calls being served
+	started  atomic.Int64 // calls begun since New (the shutdown report)
 	// stopping ends every upstream call when EndStreams cancels it.
 	stopping   context.Context
 	endStreams context.CancelFunc
@@ -138,6 +139,32 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 // Reload re-reads routes and prices; the app calls it every ReloadEvery so
 // changes made by other nodes sharing the database are seen.
 func (rl *Relay) Reload(ctx context.Context) error { return rl.catalog.reload(ctx) }
+
+// ConfigChanged applies configuration changes another node sharing the
+// database committed (package propagation): the keys and users they name
+// leave the key cache, and routes and prices are rebuilt when they moved.
+func (rl *Relay) ConfigChanged(ctx context.Context, changes []store.Change) error {
+	rl.keys.changed(changes)
+	for _, ch := range changes {
+		if catalogTables[ch.Table] && !ch.Counters {
+			return rl.catalog.reload(ctx)
+		}
+	}
+	return nil
+}
+
+// ReloadConfig empties the key cache and rebuilds routes and prices: the
+// change that happened elsewhere is not known row by row.
+func (rl *Relay) ReloadConfig(ctx context.Context) error {
+	rl.keys.reset()
+	return rl.catalog.reload(ctx)
+}
+
+// Calls reports how many calls are being served and how many were begun
+// since New (the shutdown report counts drained and cut calls with them).
+func (rl *Relay) Calls() (inflight, started int64) {
+	return rl.inflight.Load(), rl.started.Load()
+}
 
 // Idle waits until no call is being served, so every settlement so far is
 // queued in the ledger.

@@ -90,6 +90,10 @@ func TestShutdownSettlesEveryStreamBeforeTheLedgerCloses(t *testing.T) {
 	}
 	cfg := e.Config
 	e.Stop() // App.Close, as main does after Serve
+	// The stop's report counts what happened.
+	if rep := e.App.LastStop(); rep.InFlight != 4 || rep.Drained != 1 || rep.Cut != 3 || rep.Settlements < 4 {
+		t.Fatalf("stop report %+v: want 4 in flight, 1 drained, 3 cut, at least 4 settlements", rep)
+	}
 
 	e2 := apptest.Start(t, cfg)
 	g2 := *g

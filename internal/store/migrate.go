@@ -35,6 +35,7 @@ var migrations = []migration{
 	{"0017_cache_tier_pricing", binaryCollation(migration0017)},
 	{"0018_token_rate_limits", binaryCollation(migration0018)},
 	{"0020_usage_cubes", binaryCollation(migration0020)},
+	{"0021_config_state", binaryCollation(migration0021)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

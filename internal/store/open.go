@@ -75,6 +75,12 @@ type Store struct {
 	clock hybridClock
 	// committed are told the changes of each committed transaction.
 	committed []func(changes []Change)
+	// pgDSN is the PostgreSQL connection string, for the listener's own
+	// connection (notify.go); empty on other engines.
+	pgDSN string
+	// configCommitted are told each committed configuration change with
+	// its config version (config_state.go).
+	configCommitted []func(ConfigCommit)
 	// lease is this process's billing lease (leases.go).
 	lease leaseState
 	// applyGate keeps pushed batches (ApplyEvents, read side) out while a
@@ -136,6 +142,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		s.writeGate = make(chan struct{}, 1)
 	case Postgres:
 		dialector = postgres.Open(driverDSN)
+		s.pgDSN = driverDSN
 	default:
 		dialector = mysql.Open(mysqlDSN(driverDSN))
 	}

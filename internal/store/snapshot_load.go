@@ -60,12 +60,18 @@ func (s *Store) LoadSnapshot(ctx context.Context, next func() ([]byte, error)) (
 		tx = &Tx{db: db, s: s, remote: true}
 		var err error
 		rows, positions, err = tx.loadSnapshot(next)
-		return err
+		if err != nil {
+			return err
+		}
+		// Rows arrive in bulk, unlisted: every node's caches reload.
+		tx.config, tx.configAll = true, true
+		return tx.bumpConfigVersion()
 	})
 	if err != nil {
 		return 0, nil, wrap("load snapshot", err)
 	}
 	s.notifyCommitted(tx.changes)
+	s.notifyConfig(tx)
 	return rows, positions, nil
 }
 

@@ -28,6 +28,12 @@ type Tx struct {
 	remote bool
 	// outbox collects the changes to write as events at commit.
 	outbox []Change
+	// config is set when the transaction changed configuration: it bumps
+	// the config version before it commits (config_state.go).
+	config        bool
+	configAll     bool // too many rows changed to list (a snapshot)
+	configChanges []Change
+	configVersion int64
 }
 
 // InTx runs fn in one write transaction: it commits when fn returns nil and
@@ -51,10 +57,16 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 			if err := fn(tx); err != nil {
 				return err
 			}
+			if tx.config {
+				if err := tx.bumpConfigVersion(); err != nil {
+					return fmt.Errorf("bump config version: %w", err)
+				}
+			}
 			return tx.flushOutbox()
 		})
 		if err == nil {
 			s.notifyCommitted(tx.changes)
+			s.notifyConfig(tx)
 		}
 		if err == nil || attempt == maxTxAttempts || !isRetryable(err) || ctx.Err() != nil {
 			return err
@@ -119,6 +131,7 @@ func (tx *Tx) billed(table string, id int64, d counterDelta) error {
 
 func (tx *Tx) record(c Change) error {
 	c.Remote = tx.remote
+	tx.noteConfig(c)
 	if len(tx.s.committed) > 0 {
 		tx.changes = append(tx.changes, c)
 	}
