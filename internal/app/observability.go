@@ -28,7 +28,7 @@ func (a *App) observe(mux *http.ServeMux) {
 	a.errLogs.OnCommit(m.LogCommit("error_logs"))
 	src := metrics.Sources{
 		Log:         a.log,
-		Inflight:    a.relay.Inflight,
+		Inflight:    func() int64 { n, _ := a.relay.Calls(); return n },
 		Channels:    a.Store.ChannelStates,
 		Breakers:    func() []breaker.View { _, v := a.relay.Breakers(0); return v },
 		LedgerQueue: a.ledger.QueueDepth,

@@ -203,7 +203,3 @@ func (w *langWriter) Write(b []byte) (int, error) {
 	}
 	return w.ResponseWriter.Write(b)
 }
-
-// Inflight is how many /v1 calls this node is serving now; each paid one
-// holds a reservation until it settles.
-func (rl *Relay) Inflight() int64 { return rl.inflight.Load() }
