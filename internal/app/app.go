@@ -166,7 +166,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	}
 	// On SQLite this process is the database's only writer, so holds can
 	// live in memory; nodes sharing a server database hold in the database.
-	a.ledger = billing.New(st, billing.Config{Logger: log, Local: st.Dialect() == store.SQLite})
+	local := st.Dialect() == store.SQLite
+	a.ledger = billing.New(st, billing.Config{Logger: log, Local: local, Slices: !local})
 	st.OnCommit(a.ledger.Changed)
 	a.limits = a.newLimiter()
 	if cfg.Cluster.Enabled {

@@ -56,6 +56,7 @@ func (a *App) startLease(ctx context.Context) error {
 func (a *App) renewLease(ctx context.Context) error {
 	lost, err := a.Store.RenewLease(ctx)
 	if lost {
+		a.ledger.LeaseLost()
 		a.log.Warn("the billing lease expired before renewal and its holds were given back elsewhere; took a new lease",
 			"lease", a.Store.LeaseID())
 	}

@@ -43,6 +43,7 @@ type failedSettle struct {
 // reservations are committed again on their own, so a bad settlement never
 // fails them, and the settlements are isolated (isolate).
 func (l *Ledger) commit(reserves []*pendingReserve, settles []store.SettleOp) []store.SettleOp {
+	reserves = l.mergeGrows(reserves)
 	ops := make([]store.ReserveOp, len(reserves))
 	for i, p := range reserves {
 		ops[i] = p.op
@@ -94,12 +95,19 @@ func (l *Ledger) apply(reserves []store.ReserveOp, settles []store.SettleOp) ([]
 	if err == nil && l.book != nil {
 		l.book.committed(settles)
 	}
+	if err == nil && l.slices != nil {
+		l.slices.committed(settles)
+	}
 	return results, err
 }
 
 // answer hands a result to its caller. When the caller has already given
 // up, it returns the release of what was held instead, for the next batch.
 func (l *Ledger) answer(p *pendingReserve, r store.ReserveResult) (store.SettleOp, bool) {
+	if p.waiters != nil { // a slice's grow: what it got stays in the slice
+		l.answerGrow(p, r)
+		return store.SettleOp{}, false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.gaveUp {
@@ -211,6 +219,9 @@ func (l *Ledger) park(f *failedSettle) bool {
 	if l.book != nil {
 		l.book.parked(f.op)
 	}
+	if l.slices != nil {
+		l.slices.parked(f.op)
+	}
 	l.parked.Add(1)
 	l.log.Error("settlement parked as a dead letter", "dead_letter", id, "user", f.op.UserID,
 		"token", f.op.TokenID, "channel", f.op.ChannelID, "cost", f.op.Cost, "held", f.op.Held,
@@ -251,12 +262,17 @@ func (l *Ledger) drain(settles []store.SettleOp) {
 			settles = append(settles, op)
 			continue
 		case p := <-l.reserves:
-			l.answer(p, store.ReserveResult{Err: ErrClosed})
+			if p.slice != nil {
+				p.result <- store.ReserveResult{Err: ErrClosed}
+			} else {
+				l.answer(p, store.ReserveResult{Err: ErrClosed})
+			}
 			continue
 		default:
 		}
 		break
 	}
+	settles = append(settles, l.giveBackSlices(time.Now().Add(time.Hour))...)
 	for len(settles) > 0 {
 		batch := settles[:min(len(settles), l.cfg.MaxBatch)]
 		settles = append(l.commit(nil, batch), settles[len(batch):]...)

@@ -40,7 +40,7 @@ func (f *fixture) available(t *testing.T) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, ReservationID: hold.ReservationID})
+	f.ledger.SettleHold(hold, store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, ReservationID: hold.ReservationID})
 	return hold.Amount
 }
 
@@ -60,15 +60,15 @@ func TestFailingSettlementIsParkedAndTheBookStaysExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.ledger.Settle(f.consume(bad.Amount, bad.ReservationID, 60, "poison", "key-bad"))
-		f.ledger.Settle(f.consume(good.Amount, good.ReservationID, 10, "fine", "key-good"))
+		f.ledger.SettleHold(bad, f.consume(bad.Amount, bad.ReservationID, 60, "poison", "key-bad"))
+		f.ledger.SettleHold(good, f.consume(good.Amount, good.ReservationID, 10, "fine", "key-good"))
 		// A reservation committed in the same batch as the failing
 		// settlement does not fail because of it.
 		probe, err := f.ledger.Reserve(ctx, f.op(5))
 		if err != nil {
 			t.Fatalf("a reservation beside a failing settlement: %v", err)
 		}
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: probe.Amount, ReservationID: probe.ReservationID})
+		f.ledger.SettleHold(probe, store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: probe.Amount, ReservationID: probe.ReservationID})
 		deadline := time.Now().Add(15 * time.Second)
 		for len(f.deadLetters(t)) == 0 {
 			if time.Now().After(deadline) {

@@ -34,6 +34,10 @@ type Config struct {
 	// balances (SQLite): holds are then kept in memory (localBook) instead of
 	// being written. Nodes sharing a server database must leave it false.
 	Local bool
+	// Slices makes a ledger on a shared server database lease slices of
+	// balances and serve holds from them in memory (slices.go); off, every
+	// hold is a reservation written in a group commit.
+	Slices bool
 	// FlushInterval is the longest a settlement waits for its commit when no
 	// reservation starts a transaction earlier. Default 50 ms.
 	FlushInterval time.Duration
@@ -58,6 +62,7 @@ type Ledger struct {
 	quit     chan struct{}
 	done     chan struct{}
 	book     *localBook // nil unless Config.Local
+	slices   *sliceBook // nil unless Config.Slices
 
 	failed []*failedSettle // settlements waiting for a retry; the loop's own
 	parked atomic.Int64
@@ -79,6 +84,10 @@ type pendingReserve struct {
 	mu     sync.Mutex
 	gaveUp bool
 	result chan store.ReserveResult // buffered 1
+	// slice, for a call waiting for its slice to grow; waiters, for the
+	// one reservation that grows a slice for all of them (mergeGrows).
+	slice   *slice
+	waiters []*pendingReserve
 }
 
 // New starts a ledger over st. Close it to flush.
@@ -103,6 +112,8 @@ func New(st *store.Store, cfg Config) *Ledger {
 	}
 	if cfg.Local {
 		l.book = newLocalBook()
+	} else if cfg.Slices {
+		l.slices = newSliceBook()
 	}
 	go l.run()
 	return l
@@ -112,6 +123,7 @@ func New(st *store.Store, cfg Config) *Ledger {
 type Hold struct {
 	Amount        int64
 	ReservationID int64
+	slice         *slice // the slice it was held from (Config.Slices)
 }
 
 // release is the settlement that gives a hold back unused.
@@ -126,6 +138,9 @@ func release(op store.ReserveOp, r store.ReserveResult) store.SettleOp {
 func (l *Ledger) Reserve(ctx context.Context, op store.ReserveOp) (Hold, error) {
 	if l.book != nil {
 		return l.reserveLocal(ctx, op)
+	}
+	if l.slices != nil {
+		return l.reserveSliced(ctx, op)
 	}
 	p := &pendingReserve{op: op, result: make(chan store.ReserveResult, 1)}
 	l.mu.RLock()
@@ -179,8 +194,21 @@ func (l *Ledger) Settle(op store.SettleOp) {
 	l.settleClosed(op)
 }
 
+// SettleHold settles the call that holds h: Settle, or for a hold from a
+// slice its settlement against the slice.
+func (l *Ledger) SettleHold(h Hold, op store.SettleOp) {
+	if h.slice != nil {
+		var ok bool
+		if op, ok = l.slices.settled(h, op); !ok {
+			return
+		}
+	}
+	l.Settle(op)
+}
+
 // Flush waits until every settlement queued before the call is committed
-// (or has failed and waits for its retry).
+// (or has failed and waits for its retry), and gives back every slice no
+// call holds.
 func (l *Ledger) Flush(ctx context.Context) error {
 	done := make(chan struct{})
 	select {
@@ -226,10 +254,24 @@ func (l *Ledger) run() {
 			retry.Reset(d)
 		}
 	}
+	var idle <-chan time.Time
+	if l.slices != nil {
+		t := time.NewTicker(sliceTick)
+		defer t.Stop()
+		idle = t.C
+	}
 	var settles []store.SettleOp
 	for {
 		var reserves []*pendingReserve
 		select {
+		case now := <-idle:
+			if back := l.giveBackSlices(now.Add(-sliceIdle)); len(back) > 0 {
+				if len(settles) == 0 {
+					timer.Reset(l.cfg.FlushInterval)
+				}
+				settles = append(settles, back...)
+			}
+			continue
 		case <-retry.C:
 			l.retryDue()
 			armRetry()
@@ -242,6 +284,7 @@ func (l *Ledger) run() {
 			for n := len(l.settles); n > 0; n-- {
 				settles = append(settles, <-l.settles)
 			}
+			settles = append(settles, l.giveBackSlices(time.Now().Add(time.Hour))...)
 			for len(settles) > 0 {
 				batch := settles[:min(len(settles), l.cfg.MaxBatch)]
 				settles = append(l.commit(nil, batch), settles[len(batch):]...)
@@ -287,6 +330,14 @@ func (l *Ledger) run() {
 		}
 		armRetry()
 	}
+}
+
+// giveBackSlices ends the slices idle since cutoff (none without slices).
+func (l *Ledger) giveBackSlices(cutoff time.Time) []store.SettleOp {
+	if l.slices == nil {
+		return nil
+	}
+	return l.slices.giveBack(cutoff)
 }
 
 // Settled reports how many settlements were committed since New.

@@ -26,10 +26,12 @@ type fixture struct {
 }
 
 // mode is one way to run the ledger: over an engine, with holds written to
-// the database (shared) or kept in memory (local, SQLite only).
+// the database (shared), kept in memory (local, SQLite only), or held from
+// balance slices (sliced, as nodes sharing a server database do).
 type mode struct {
-	eng   storetest.Engine
-	local bool
+	eng    storetest.Engine
+	local  bool
+	slices bool
 }
 
 func setup(t *testing.T, m mode, quota, tokenQuota int64, limited bool) *fixture {
@@ -41,7 +43,7 @@ func setup(t *testing.T, m mode, quota, tokenQuota int64, limited bool) *fixture
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f := &fixture{dsn: dsn, path: path, eng: m.eng.Name, st: st, local: m.local, ledger: billing.New(st, billing.Config{Local: m.local})}
+	f := &fixture{dsn: dsn, path: path, eng: m.eng.Name, st: st, local: m.local, ledger: billing.New(st, billing.Config{Local: m.local, Slices: m.slices})}
 	st.OnCommit(f.ledger.Changed)
 	t.Cleanup(func() { f.ledger.Close(context.Background()) })
 	f.user = store.User{Username: "payer", PasswordHash: "x", Role: 1, Status: 1, Group: "default", AffCode: "aff", Quota: quota}
@@ -82,6 +84,7 @@ func each(t *testing.T, f func(t *testing.T, m mode)) {
 		if eng.Name == "sqlite" {
 			t.Run("sqlite-local", func(t *testing.T) { f(t, mode{eng: eng, local: true}) })
 		}
+		t.Run(eng.Name+"-sliced", func(t *testing.T) { f(t, mode{eng: eng, slices: true}) })
 	}
 }
 
@@ -102,9 +105,9 @@ func TestReserveSettleRelease(t *testing.T) {
 		if _, err := f.ledger.Reserve(ctx, f.op(1)); !errors.Is(err, store.ErrUserQuota) {
 			t.Fatalf("reserve at zero: %v", err)
 		}
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, Cost: 25,
+		f.ledger.SettleHold(hold, store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, Cost: 25,
 			ReservationID: hold.ReservationID, Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 25}})
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold2.Amount, ReservationID: hold2.ReservationID}) // release
+		f.ledger.SettleHold(hold2, store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold2.Amount, ReservationID: hold2.ReservationID}) // release
 		if user, _ := f.balances(t); user != 75 {
 			t.Fatalf("balance after cost 25 = %d, want 75", user)
 		}
@@ -131,7 +134,7 @@ func TestLimitedTokenIsCappedAndExhausted(t *testing.T) {
 		if _, err := f.ledger.Reserve(ctx, f.op(1)); !errors.Is(err, store.ErrTokenQuota) {
 			t.Fatalf("second reserve: %v", err)
 		}
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: hold.Amount, Cost: 30,
+		f.ledger.SettleHold(hold, store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: hold.Amount, Cost: 30,
 			ReservationID: hold.ReservationID,
 			Log:           &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 30}})
 		user, token := f.balances(t)
@@ -202,7 +205,7 @@ func TestAbandonedReservationIsReleased(t *testing.T) {
 			go cancel()
 			if hold, err := f.ledger.Reserve(ctx, f.op(10)); err == nil {
 				// Not abandoned after all: this caller releases, as the relay does.
-				f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, ReservationID: hold.ReservationID})
+				f.ledger.SettleHold(hold, store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, ReservationID: hold.ReservationID})
 			}
 		}
 		deadline := time.Now().Add(5 * time.Second)
@@ -239,7 +242,7 @@ func TestStaleReservationsAreReleasedOnce(t *testing.T) {
 		}
 		// The call finishes after all: it pays its cost, and the hold is not
 		// returned twice.
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, Cost: 20,
+		f.ledger.SettleHold(hold, store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, Held: hold.Amount, Cost: 20,
 			ReservationID: hold.ReservationID, Log: &store.Log{UserID: f.user.ID, Type: store.LogConsume, Quota: 20}})
 		if user, _ := f.balances(t); user != 80 {
 			t.Fatalf("balance after the late settlement = %d, want 80", user)

@@ -158,7 +158,7 @@ func (b *Balance) Settle(c *Call, ch *Charge, o Outcome) {
 			op.Log = ConsumeLog(c, o, cost, uncollected)
 		}
 	}
-	b.Ledger.Settle(op)
+	b.Ledger.SettleHold(ch.Hold, op)
 }
 
 // settleKey names one call's settlement for the store, which applies a

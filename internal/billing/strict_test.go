@@ -32,8 +32,8 @@ func TestReserveMinIsAllOrNothing(t *testing.T) {
 		if err != nil || hold2.Amount != 20 {
 			t.Fatalf("reserve min 20 of 20 left: held %d, %v", hold2.Amount, err)
 		}
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: hold.Amount, ReservationID: hold.ReservationID})
-		f.ledger.Settle(store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: hold2.Amount, ReservationID: hold2.ReservationID})
+		f.ledger.SettleHold(hold, store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: hold.Amount, ReservationID: hold.ReservationID})
+		f.ledger.SettleHold(hold2, store.SettleOp{UserID: f.user.ID, TokenID: f.token.ID, TokenLimited: true, Held: hold2.Amount, ReservationID: hold2.ReservationID})
 		if user, token := f.balances(t); user != 100 || token != 1000 {
 			t.Fatalf("after releases: user %d, key %d, want 100 and 1000", user, token)
 		}

@@ -23,11 +23,19 @@ var (
 // less than Min (at least 1) left, nothing is held and the reservation is
 // refused. Strict billing sets Min to what the call can cost at most when
 // that is bounded, so a call the money cannot cover is never forwarded.
+//
+// A node that leases balance slices (billing's sliceBook) grows one with
+// Slice, the reservation row that holds the slice (0: a new one), and asks
+// Headroom of its Amount as optional: the headroom is capped at a fair
+// share of what is left after the rest (FairShare), so one node never
+// takes a balance away from the others.
 type ReserveOp struct {
 	UserID, TokenID int64
 	TokenLimited    bool
 	Amount          int64
 	Min             int64
+	Slice           int64
+	Headroom        int64
 }
 
 // Need is the least amount a reservation must hold to succeed.
@@ -80,6 +88,14 @@ type SettleOp struct {
 	// Usage, for a plan-billed call, is its plan usage (the balance part
 	// then moves no money: Held and Cost are 0).
 	Usage *UsageSettle `json:",omitempty"`
+	// Slice says ReservationID is a balance slice leased by this process
+	// (billing's sliceBook), not one call's hold: the cost is taken from
+	// the slice as far as it holds (Held is set to that in the
+	// transaction), the rest from the balance, and the slice stays open.
+	// With EndSlice the slice is closed instead: what it still holds goes
+	// back to the balance (Held is set to that).
+	Slice    bool `json:",omitempty"`
+	EndSlice bool `json:",omitempty"`
 }
 
 // ApplyBilling applies settlements and then reservations in one
@@ -189,7 +205,10 @@ func (tx *Tx) settle(ops []SettleOp) error {
 // recorded as one: the relay's key cache must drop the key so its next call
 // is refused as exhausted, and the cluster must replicate the status.
 func (tx *Tx) exhaustToken(id int64) error {
-	res := tx.db.Exec("UPDATE tokens SET status = 4 WHERE id = ? AND status = 1 AND remain_quota <= 0", id)
+	// Money a slice or a call still holds for the key may come back: the
+	// key is exhausted once nothing is left anywhere.
+	res := tx.db.Exec("UPDATE tokens SET status = 4 WHERE id = ? AND status = 1 AND remain_quota <= 0"+
+		" AND NOT EXISTS (SELECT 1 FROM reservations WHERE token_id = ? AND token_limited = ? AND amount > 0)", id, id, true)
 	if res.Error != nil {
 		return res.Error
 	}
@@ -246,11 +265,13 @@ func (tx *Tx) reserve(ops []ReserveOp) ([]ReserveResult, error) {
 	userHeld := map[int64]int64{}
 	tokenHeld := map[int64]int64{}
 	results := make([]ReserveResult, len(ops))
+	share := tx.s.FairShare()
 	for i, op := range ops {
-		held := min(op.Amount, userLeft[op.UserID])
+		left := userLeft[op.UserID]
 		if op.TokenLimited {
-			held = min(held, tokenLeft[op.TokenID])
+			left = min(left, tokenLeft[op.TokenID])
 		}
+		held := min(sliceAmount(op, left, share), left)
 		if err := RefusalOf(op, userLeft[op.UserID], tokenLeft[op.TokenID]); err != nil {
 			results[i].Err = err
 			continue
@@ -272,15 +293,38 @@ func (tx *Tx) reserve(ops []ReserveOp) ([]ReserveResult, error) {
 	return results, tx.openReservations(ops, results)
 }
 
+// sliceAmount is what op asks once its headroom is capped at 1/share of
+// what is left (left) after the part it needs.
+func sliceAmount(op ReserveOp, left int64, share int64) int64 {
+	headroom := min(max(op.Headroom, 0), op.Amount)
+	base := op.Amount - headroom
+	return base + min(headroom, max(left-base, 0)/max(share, 1))
+}
+
 // openReservations records each hold, so a hold whose process dies before
-// settling can be given back (ReleaseStaleReservations).
+// settling can be given back (ReleaseStaleReservations). A hold that grows
+// a slice is added to the slice's row, or opens a new row when that row is
+// gone (its lease was released: the process stalled past its TTL).
 func (tx *Tx) openReservations(ops []ReserveOp, results []ReserveResult) error {
 	var rows []Reservation
+	var at []int // the result each new row answers
 	for i := range results {
-		if results[i].Err == nil {
-			rows = append(rows, Reservation{UserID: ops[i].UserID, TokenID: ops[i].TokenID,
-				TokenLimited: ops[i].TokenLimited, Amount: results[i].Held, LeaseID: tx.s.LeaseID()})
+		if results[i].Err != nil {
+			continue
 		}
+		if ops[i].Slice != 0 {
+			res := tx.db.Exec("UPDATE reservations SET amount = amount + ? WHERE id = ?", results[i].Held, ops[i].Slice)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 1 {
+				results[i].ReservationID = ops[i].Slice
+				continue
+			}
+		}
+		rows = append(rows, Reservation{UserID: ops[i].UserID, TokenID: ops[i].TokenID,
+			TokenLimited: ops[i].TokenLimited, Amount: results[i].Held, LeaseID: tx.s.LeaseID()})
+		at = append(at, i)
 	}
 	if len(rows) == 0 {
 		return nil
@@ -289,13 +333,10 @@ func (tx *Tx) openReservations(ops []ReserveOp, results []ReserveResult) error {
 	if err != nil {
 		return err
 	}
-	now, k := time.Now().Unix(), 0
-	for i := range results {
-		if results[i].Err == nil {
-			rows[k].ID, rows[k].CreatedAt = nthID(first, k), now
-			results[i].ReservationID = rows[k].ID
-			k++
-		}
+	now := time.Now().Unix()
+	for k, i := range at {
+		rows[k].ID, rows[k].CreatedAt = nthID(first, k), now
+		results[i].ReservationID = rows[k].ID
 	}
 	return tx.db.CreateInBatches(rows, 200).Error
 }
@@ -303,6 +344,12 @@ func (tx *Tx) openReservations(ops []ReserveOp, results []ReserveResult) error {
 // closeReservations deletes the reservations the settlements close. A
 // settlement whose reservation is already gone (released by the janitor)
 // returns nothing: its hold was given back once already.
+//
+// A settlement against a slice (op.Slice) takes its cost from the slice as
+// far as the slice holds, in the order of ops, and leaves it open; the end
+// of a slice (op.EndSlice) gives back what is left of it. Either way Held
+// becomes what the row gave, so settle's balance arithmetic is the same for
+// both.
 func (tx *Tx) closeReservations(ops []SettleOp) error {
 	var ids []int64
 	for _, op := range ops {
@@ -313,23 +360,50 @@ func (tx *Tx) closeReservations(ops []SettleOp) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	var open []int64
-	if err := tx.forUpdate().Model(&Reservation{}).Where("id IN ?", ids).Pluck("id", &open).Error; err != nil {
+	var open []struct{ ID, Amount int64 }
+	err := tx.forUpdate().Model(&Reservation{}).Select("id, amount").Where("id IN ?", ids).Order("id").Find(&open).Error
+	if err != nil {
 		return err
 	}
-	exists := make(map[int64]bool, len(open))
-	for _, id := range open {
-		exists[id] = true
+	left := make(map[int64]int64, len(open))
+	for _, r := range open {
+		left[r.ID] = r.Amount
 	}
+	taken := map[int64]int64{}
+	var closed []int64
 	for i := range ops {
-		if ops[i].ReservationID != 0 && !exists[ops[i].ReservationID] {
-			ops[i].Held = 0
+		op := &ops[i]
+		if op.ReservationID == 0 {
+			continue
+		}
+		rest, ok := left[op.ReservationID]
+		switch {
+		case !ok:
+			op.Held = 0
+		case op.Slice && !op.EndSlice:
+			op.Held = min(rest, max(op.Cost, 0))
+			left[op.ReservationID] = rest - op.Held
+			taken[op.ReservationID] += op.Held
+		default:
+			if op.Slice {
+				op.Held = rest
+			}
+			delete(left, op.ReservationID)
+			closed = append(closed, op.ReservationID)
 		}
 	}
-	if len(open) == 0 {
+	for _, id := range sortedKeys(taken) {
+		if _, open := left[id]; !open || taken[id] == 0 {
+			continue
+		}
+		if err := tx.db.Exec("UPDATE reservations SET amount = amount - ? WHERE id = ?", taken[id], id).Error; err != nil {
+			return err
+		}
+	}
+	if len(closed) == 0 {
 		return nil
 	}
-	return tx.db.Where("id IN ?", open).Delete(&Reservation{}).Error
+	return tx.db.Where("id IN ?", closed).Delete(&Reservation{}).Error
 }
 
 // ReleaseStaleReservations gives back every hold created before cutoff (unix

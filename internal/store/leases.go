@@ -41,7 +41,10 @@ const orphanGrace = time.Minute
 
 // leaseState is this process's current lease.
 type leaseState struct {
-	id     atomic.Int64 // read by every reservation batch
+	id atomic.Int64 // read by every reservation batch
+	// live is how many processes held an unexpired lease at the last
+	// sweep (at least 1): FairShare divides by it.
+	live   atomic.Int64
 	mu     sync.Mutex   // serialises start, renew and end
 	holder string
 	ttl    time.Duration
@@ -50,6 +53,12 @@ type leaseState struct {
 // LeaseID is the lease new reservations are recorded under; 0 when the
 // process holds none (SQLite, or before StartLease).
 func (s *Store) LeaseID() int64 { return s.lease.id.Load() }
+
+// FairShare is the divisor of what a balance slice may take of what is
+// left of a balance beyond the calls waiting for it: twice the processes
+// that hold a billing lease, so however many nodes ask at once, at least
+// half of a balance stays free for the others.
+func (s *Store) FairShare() int64 { return 2 * max(s.lease.live.Load(), 1) }
 
 // StartLease takes a new lease that expires ttl from now unless renewed, and
 // records every later reservation under it. holder describes the process.
@@ -163,6 +172,11 @@ func (s *Store) ReleaseExpiredLeases(ctx context.Context) (leases, holds int, er
 	if err := db.Model(&Lease{}).Where("expires_at < ?", now).Pluck("id", &expired).Error; err != nil {
 		return 0, 0, wrap("release expired billing leases", err)
 	}
+	var live int64
+	if err := db.Model(&Lease{}).Where("expires_at >= ?", now).Count(&live).Error; err != nil {
+		return 0, 0, wrap("release expired billing leases", err)
+	}
+	s.lease.live.Store(live)
 	cutoff := (now - orphanGrace.Milliseconds()) / 1000
 	err = db.Model(&Reservation{}).Where("created_at < ? AND lease_id <> 0 AND lease_id NOT IN (SELECT id FROM billing_leases)", cutoff).
 		Pluck("id", &orphans).Error

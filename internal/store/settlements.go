@@ -142,12 +142,17 @@ func (s *Store) ParkSettlement(ctx context.Context, op SettleOp, attempts int, c
 	park := func(release bool) error {
 		return s.write(ctx, "park settlement", func(tx *Tx) error {
 			op := op // a retried transaction starts again from the caller's op
+			if op.Slice && !op.EndSlice {
+				// The slice serves other calls and is not this op's to
+				// give back: a replay charges the balance itself.
+				op.Held, op.ReservationID, op.Slice = 0, 0, false
+			}
 			if release && (op.Held != 0 || op.ReservationID != 0) {
 				if err := tx.settle([]SettleOp{{UserID: op.UserID, TokenID: op.TokenID, TokenLimited: op.TokenLimited,
-					Held: op.Held, ReservationID: op.ReservationID}}); err != nil {
+					Held: op.Held, ReservationID: op.ReservationID, Slice: op.Slice, EndSlice: op.EndSlice}}); err != nil {
 					return err
 				}
-				op.Held, op.ReservationID = 0, 0
+				op.Held, op.ReservationID, op.Slice, op.EndSlice = 0, 0, false, false
 			}
 			if release && op.Usage != nil && op.Usage.HoldKey != "" {
 				// The plan usage hold goes back too; a replay then adds the
