@@ -45,7 +45,7 @@ type leaseState struct {
 	// live is how many processes held an unexpired lease at the last
 	// sweep (at least 1): FairShare divides by it.
 	live   atomic.Int64
-	mu     sync.Mutex   // serialises start, renew and end
+	mu     sync.Mutex // serialises start, renew and end
 	holder string
 	ttl    time.Duration
 }
