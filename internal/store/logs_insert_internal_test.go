@@ -1,0 +1,51 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/store/storetest"
+)
+
+// The hand-written log INSERT writes every field of Log: a field added to
+// Log but not to logColumns and logValues fails here, on every engine.
+func TestInsertLogRowsWritesEveryField(t *testing.T) {
+	if n := reflect.TypeFor[Log]().NumField(); n != logColumnCount {
+		t.Fatalf("Log has %d fields, the log INSERT writes %d: add the new ones to logColumns and logValues", n, logColumnCount)
+	}
+	for _, eng := range storetest.Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(ctx, Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "l.db")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			// Every field distinct and non-zero, so a swapped or missing
+			// column shows.
+			want := Log{UserID: 2, CreatedAt: 3, Type: LogConsume, Content: "content", Username: "user", TokenName: "key",
+				TokenID: 4, ModelName: "model", Group: "group", Quota: 5, PromptTokens: 6, CompletionTokens: 7,
+				CachedTokens: 8, CacheWriteTokens: 9, CacheWrite1hTokens: 10, ChannelID: 11, RequestID: "request",
+				ElapsedTime: 12, IsStream: true, BillingSource: 1, PlanID: 13, SessionKey: "session", Status: 14,
+				ErrorCode: "code", UpstreamMessage: "message"}
+			rows := []Log{want, want}
+			rows[1].RequestID = "second"
+			if err := s.InsertBatch(ctx, rows); err != nil {
+				t.Fatal(err)
+			}
+			var got []Log
+			if err := s.db.Order("id").Find(&got).Error; err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got[0].ID == 0 || got[1].RequestID != "second" {
+				t.Fatalf("read back %+v", got)
+			}
+			want.ID = got[0].ID
+			if !reflect.DeepEqual(got[0], want) {
+				t.Fatalf("read back\n%+v\nwant\n%+v", got[0], want)
+			}
+		})
+	}
+}
