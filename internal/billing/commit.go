@@ -105,8 +105,7 @@ func (l *Ledger) apply(reserves []store.ReserveOp, settles []store.SettleOp) ([]
 // up, it returns the release of what was held instead, for the next batch.
 func (l *Ledger) answer(p *pendingReserve, r store.ReserveResult) (store.SettleOp, bool) {
 	if p.waiters != nil { // a slice's grow: what it got stays in the slice
-		l.answerGrow(p, r)
-		return store.SettleOp{}, false
+		return l.answerGrow(p, r)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -63,6 +63,10 @@ type Ledger struct {
 	done     chan struct{}
 	book     *localBook // nil unless Config.Local
 	slices   *sliceBook // nil unless Config.Slices
+	// attached are other slices given back with the balance's (plan
+	// usage slices: attach).
+	attachedMu sync.Mutex
+	attached   []attachedSlices
 
 	failed []*failedSettle // settlements waiting for a retry; the loop's own
 	parked atomic.Int64
@@ -337,7 +341,27 @@ func (l *Ledger) giveBackSlices(cutoff time.Time) []store.SettleOp {
 	if l.slices == nil {
 		return nil
 	}
-	return l.slices.giveBack(cutoff)
+	ops := l.slices.giveBack(cutoff)
+	l.attachedMu.Lock()
+	defer l.attachedMu.Unlock()
+	for _, a := range l.attached {
+		ops = append(ops, a.giveBack(cutoff)...)
+	}
+	return ops
+}
+
+// attachedSlices are slices other than the balance's that the ledger
+// gives back when idle, at Flush and at Close, and drops with a lost lease.
+type attachedSlices interface {
+	giveBack(cutoff time.Time) []store.SettleOp
+	drop()
+}
+
+// attach makes the ledger give back a's slices with its own.
+func (l *Ledger) attach(a attachedSlices) {
+	l.attachedMu.Lock()
+	defer l.attachedMu.Unlock()
+	l.attached = append(l.attached, a)
 }
 
 // Settled reports how many settlements were committed since New.

@@ -89,8 +89,10 @@ type Charge struct {
 	// billing): not charged, noted in the consume log.
 	Uncollected int64
 	// Usage is the plan usage held (the Plans payer); its Decision has the
-	// tightest limits for the rate-limit headers.
+	// tightest limits for the rate-limit headers. usage is the slice it
+	// was held from (shared server databases).
 	Usage store.UsageReservation
+	usage *usageSlice
 	// Cost is the quota the settled call cost (balance) or would have cost
 	// at balance prices (a plan), set by Settle; 0 when nothing was billed.
 	// Metrics read it.

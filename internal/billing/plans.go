@@ -18,15 +18,16 @@ import (
 // binding limit.
 //
 // On SQLite (Local) the counters live in memory (usageBook) and only each
-// call's real use is written; on the shared server databases every
-// reservation is a transaction that locks the subscription's totals row
-// (store.ReserveUsage), so nodes sharing the database never serve more
-// than a limit together. Either way the use is written in the ledger's
-// group commit with the consume log, exactly once.
+// call's real use is written; on the shared server databases each node
+// serves calls from slices of the limits it counted in the database
+// (usageSlices), so nodes sharing the database never serve more than a
+// limit together. Either way the use is written in the ledger's group
+// commit with the consume log, exactly once.
 type Plans struct {
 	ledger *Ledger
 	store  *store.Store
-	book   *usageBook // nil: reserve in the database
+	book   *usageBook   // SQLite
+	slices *usageSlices // shared server databases
 	now    func() time.Time
 }
 
@@ -46,6 +47,9 @@ func NewPlans(l *Ledger, st *store.Store, local bool, now func() time.Time) *Pla
 		// A peer's plan usage (cluster mode) lands in the database behind
 		// the book's back: the book counts it too.
 		st.OnCommit(p.book.changed)
+	} else if l.slices != nil { // the ledger gives usage slices back with its own
+		p.slices = newUsageSlices(st, l)
+		l.attach(p.slices)
 	}
 	return p
 }
@@ -59,15 +63,19 @@ func (p *Plans) Reserve(ctx context.Context, c *Call) (Charge, error) {
 		Tokens: PlanTokens(c), Now: p.now()}
 	var r store.UsageReservation
 	var err error
-	if p.book != nil {
+	var slice *usageSlice
+	switch {
+	case p.book != nil:
 		r, err = p.book.reserve(ctx, p.store, op)
-	} else {
+	case p.slices != nil:
+		r, slice, err = p.slices.reserve(ctx, op, c.UserID)
+	default:
 		r, err = p.store.ReserveUsage(ctx, op)
 	}
 	if err != nil {
 		return Charge{}, err
 	}
-	ch := Charge{Payer: p, Usage: r}
+	ch := Charge{Payer: p, Usage: r, usage: slice}
 	if t := r.Decision.Tokens; t != nil && opensCompletion(c) {
 		ch.CompletionLimit = PlanCompletionLimit(c, t.Remaining+op.Tokens)
 	}
@@ -82,6 +90,10 @@ func (p *Plans) Settle(c *Call, ch *Charge, o Outcome) {
 	r := ch.Usage
 	u := &store.UsageSettle{HoldKey: r.Key, SubscriptionID: r.SubscriptionID, Model: r.Model, BucketStart: r.BucketStart}
 	if o.ChannelID == 0 {
+		if ch.usage != nil {
+			p.slices.released(ch.usage, r.Tokens, p.now())
+			return
+		}
 		if p.book != nil {
 			p.book.release(r) // nothing was written
 			return
@@ -102,6 +114,10 @@ func (p *Plans) Settle(c *Call, ch *Charge, o Outcome) {
 	u.Tokens = clampCount(o.Usage.PromptTokens + o.Usage.CompletionTokens)
 	if p.book != nil {
 		p.book.settle(r, u.Tokens)
+	}
+	if ch.usage != nil {
+		p.slices.settled(ch.usage, r.Tokens, u.Tokens, p.now())
+		u.Slice = true
 	}
 	ch.Cost = pricing.Quota(c.Price, o.Usage, c.Discount)
 	log := ConsumeLog(c, o, ch.Cost, 0)

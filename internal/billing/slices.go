@@ -181,15 +181,18 @@ func (b *sliceBook) growOp(s *slice, waiters []*pendingReserve) store.ReserveOp 
 		Amount: satAdd(shortfall, headroom), Headroom: headroom, Min: max(need-avail, 1), Slice: s.id}
 }
 
-// granted adds what a grow committed to s.
-func (b *sliceBook) granted(s *slice, r store.ReserveResult) {
+// granted adds what a grow committed to s. When s was given back while
+// the grow was on its way (its calls gave up waiting), it returns the
+// settlement that gives the grow's row back too.
+func (b *sliceBook) granted(s *slice, r store.ReserveResult) (store.SettleOp, bool) {
 	if r.Err != nil {
-		return
+		return store.SettleOp{}, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if s.gone { // dropped while growing (lease lost): the row's money comes back with the lease
-		return
+	if s.gone {
+		return store.SettleOp{UserID: s.key.user, TokenID: s.key.token, TokenLimited: s.limited,
+			ReservationID: r.ReservationID, Slice: true, EndSlice: true}, true
 	}
 	if s.id != r.ReservationID {
 		delete(b.byID, s.id)
@@ -197,6 +200,7 @@ func (b *sliceBook) granted(s *slice, r store.ReserveResult) {
 		b.byID[s.id] = s
 	}
 	s.granted = satAdd(s.granted, r.Held)
+	return store.SettleOp{}, false
 }
 
 // settled takes a call off its slice and turns its settlement into one
@@ -368,12 +372,14 @@ func (l *Ledger) mergeGrows(reserves []*pendingReserve) []*pendingReserve {
 	return out
 }
 
-// answerGrow records what a merged grow committed and wakes its calls.
-func (l *Ledger) answerGrow(m *pendingReserve, r store.ReserveResult) {
-	l.slices.granted(m.slice, r)
+// answerGrow records what a merged grow committed and wakes its calls; it
+// returns the settlement that gives the grow back when its slice is gone.
+func (l *Ledger) answerGrow(m *pendingReserve, r store.ReserveResult) (store.SettleOp, bool) {
+	back, ok := l.slices.granted(m.slice, r)
 	for _, p := range m.waiters {
 		p.result <- store.ReserveResult{Held: r.Held, ReservationID: r.ReservationID, Err: r.Err}
 	}
+	return back, ok
 }
 
 // LeaseLost tells the ledger that the billing lease its slices were under
@@ -382,5 +388,10 @@ func (l *Ledger) answerGrow(m *pendingReserve, r store.ReserveResult) {
 func (l *Ledger) LeaseLost() {
 	if l.slices != nil {
 		l.slices.drop()
+	}
+	l.attachedMu.Lock()
+	defer l.attachedMu.Unlock()
+	for _, a := range l.attached {
+		a.drop()
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/planlimit"
+	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/store/storetest"
 )
@@ -247,6 +249,56 @@ func TestSlicesOfAnExpiredLeaseComeBackOnce(t *testing.T) {
 		}
 		if got := f.quota(t); got != 970 {
 			t.Fatalf("balance %d after the late settlement of 30, want 970", got)
+		}
+	})
+}
+
+// Plan usage slices of two nodes serve exactly a subscription's limit
+// together, count each call's real tokens once both flushed, and give back
+// what they held beyond it.
+func TestUsageSlicesOfTwoNodesServeExactlyTheLimit(t *testing.T) {
+	eachServer(t, func(t *testing.T, eng storetest.Engine) {
+		f := setup(t, mode{eng: eng}, 0, 0, false)
+		stA, a := f.node(t)
+		stB, b := f.node(t)
+		now := func() time.Time { return time.Date(2026, 11, 2, 10, 3, 0, 0, time.UTC) }
+		plans := []*billing.Plans{billing.NewPlans(a, stA, false, now), billing.NewPlans(b, stB, false, now)}
+		rule := planlimit.Rule{RequestPeriod: 10}
+		var served atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 30 {
+			p := plans[i%2]
+			wg.Go(func() {
+				c := &billing.Call{UserID: f.user.ID, TokenID: f.token.ID, SubscriptionID: 99, Rule: rule, Model: "gpt-4o",
+					PromptBound: 10, MaxTokens: 5, Choices: 1, Kind: billing.KindChat, Start: now()}
+				ch, err := p.Reserve(context.Background(), c)
+				if errors.Is(err, store.ErrUsageLimit) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				served.Add(1)
+				time.Sleep(time.Millisecond)
+				ch.Payer.Settle(c, &ch, billing.Outcome{ChannelID: 1, Usage: pricing.Usage{PromptTokens: 3, CompletionTokens: 4}})
+			})
+		}
+		wg.Wait()
+		for _, l := range []*billing.Ledger{a, b} {
+			if err := l.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if served.Load() != 10 {
+			t.Fatalf("served %d calls against request_period 10", served.Load())
+		}
+		u, err := f.st.UsageOf(context.Background(), 99, map[string]planlimit.Rule{"gpt-4o": rule}, now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := u.Models[0].Usage.Windows[planlimit.Period]; c.Requests != 10 || c.Tokens != 70 || u.LifetimeTokens != 70 {
+			t.Fatalf("counted %d requests, %d tokens (%d lifetime); want the 10 calls' 10 and 70", c.Requests, c.Tokens, u.LifetimeTokens)
 		}
 	})
 }

@@ -36,6 +36,7 @@ var migrations = []migration{
 	{"0018_token_rate_limits", binaryCollation(migration0018)},
 	{"0020_usage_cubes", binaryCollation(migration0020)},
 	{"0021_config_state", binaryCollation(migration0021)},
+	{"0022_plan_usage_slices", binaryCollation(migration0022)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

@@ -154,6 +154,12 @@ func (s *Store) ParkSettlement(ctx context.Context, op SettleOp, attempts int, c
 				}
 				op.Held, op.ReservationID, op.Slice, op.EndSlice = 0, 0, false, false
 			}
+			if op.Usage != nil && op.Usage.Slice && !op.Usage.Release {
+				// Its slice serves other calls: a replay counts a whole use.
+				u := *op.Usage
+				u.HoldKey, u.Slice = "", false
+				op.Usage = &u
+			}
 			if release && op.Usage != nil && op.Usage.HoldKey != "" {
 				// The plan usage hold goes back too; a replay then adds the
 				// whole use (UsageSettle without a hold).

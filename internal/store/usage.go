@@ -149,7 +149,7 @@ func (tx *Tx) reserveUsage(op UsageOp, r UsageReservation) (planlimit.Decision, 
 		return d, err
 	}
 	hold := planUsageHold{HoldKey: r.Key, SubscriptionID: op.SubscriptionID, Model: op.Model,
-		BucketStart: r.BucketStart, Tokens: op.Tokens, CreatedAt: op.Now.Unix(), LeaseID: tx.s.LeaseID()}
+		BucketStart: r.BucketStart, Tokens: op.Tokens, CreatedAt: op.Now.Unix(), LeaseID: tx.s.LeaseID(), Requests: 1}
 	return d, tx.db.Create(&hold).Error
 }
 
@@ -326,10 +326,12 @@ func (tx *Tx) closeUsage(key string, release bool, realTokens int64) (applied bo
 	}
 	d := usageDelta{h.SubscriptionID, h.Model, h.BucketStart, 0, realTokens - h.Tokens}
 	// Peers never saw the hold: they get the call's real use, or nothing
-	// for a release.
+	// for a release (a slice told them its calls' uses as they settled).
 	peers := usageDelta{h.SubscriptionID, h.Model, h.BucketStart, 1, realTokens}
 	if release {
-		d.requests, d.tokens = -1, -h.Tokens
+		// What the hold counted beyond what its calls used goes back; a
+		// slice whose calls used more tokens than it held adds the rest.
+		d.requests, d.tokens = h.UsedRequests-h.Requests, h.UsedTokens-h.Tokens
 		peers = usageDelta{}
 	}
 	return true, tx.addUsage(d, peers)
@@ -392,6 +394,11 @@ type planUsageHold struct {
 	Tokens         int64  `gorm:"not null"`
 	CreatedAt      int64  `gorm:"autoCreateTime:false;not null;index"`
 	LeaseID        int64  `gorm:"not null;default:0"`
+	// A slice (GrowUsageSlice) holds Requests and Tokens for many calls
+	// and counts what they used; a call's own hold has Requests 1.
+	Requests     int64 `gorm:"not null;default:1"`
+	UsedRequests int64 `gorm:"not null;default:0"`
+	UsedTokens   int64 `gorm:"not null;default:0"`
 }
 
 func (planUsageHold) TableName() string { return "plan_usage_holds" }

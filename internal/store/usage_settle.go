@@ -30,6 +30,10 @@ type UsageSettle struct {
 	BucketStart    int64
 	Tokens         int64 // the real count: prompt + completion
 	Release        bool  `json:",omitempty"`
+	// Slice says HoldKey is a usage slice (GrowUsageSlice) the call was
+	// served from: its use is counted in the slice's row, which stays
+	// open; with Release, the slice itself is given back.
+	Slice bool `json:",omitempty"`
 }
 
 // settleUsage applies the usage of ops. Whole uses are summed per
@@ -42,10 +46,21 @@ func (tx *Tx) settleUsage(ops []SettleOp) error {
 		fine  int64
 	}
 	sums := map[bucketKey]*usageDelta{}
+	gone, err := tx.sliceUses(ops)
+	if err != nil {
+		return err
+	}
 	for i := range ops {
 		u := ops[i].Usage
 		if u == nil {
 			continue
+		}
+		if u.Slice && !u.Release && !gone[u.HoldKey] {
+			continue // counted in its slice by sliceUses
+		}
+		if u.Slice && !u.Release {
+			// Its slice is gone (given back by the janitor): a whole use.
+			u = &UsageSettle{SubscriptionID: u.SubscriptionID, Model: u.Model, BucketStart: u.BucketStart, Tokens: u.Tokens}
 		}
 		if u.HoldKey != "" {
 			applied, err := tx.closeUsage(u.HoldKey, u.Release, u.Tokens)
