@@ -295,6 +295,28 @@ func (b *sliceBook) refusal(op store.ReserveOp, err error) error {
 	return err
 }
 
+// available is what the slice a call of user (and limited key) would hold
+// from still has; 0 when there is none.
+func (b *sliceBook) available(user, token int64, limited bool) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.slices[keyOf(store.ReserveOp{UserID: user, TokenID: token, TokenLimited: limited})]
+	if s == nil || s.gone {
+		return 0
+	}
+	return max(s.available(), 0)
+}
+
+// Leased is what this node's slice for a call of user (and limited key)
+// still has: money the database's balances do not show (0 without
+// slices).
+func (l *Ledger) Leased(userID, tokenID int64, limited bool) int64 {
+	if l.slices == nil {
+		return 0
+	}
+	return l.slices.available(userID, tokenID, limited)
+}
+
 // reserveSliced holds op from its slice, growing the slice when it has too
 // little.
 func (l *Ledger) reserveSliced(ctx context.Context, op store.ReserveOp) (Hold, error) {

@@ -53,12 +53,15 @@ func (b *bodyBudget) take(n, limit int64) bool {
 // balances say who surely can pay; they may be old or low (read while a
 // hold of another call was taken from the database balance), so a refusal
 // is confirmed by reading the balances now: one small read, paid only by
-// callers that look broke. The reservation still decides for the rest.
+// callers that look broke. Either way the money this node's balance slice
+// holds counts too: the database's balances do not show it. The
+// reservation still decides for the rest.
 func (rl *Relay) canPay(ctx context.Context, e *keyEntry) error {
 	limited := !e.token.UnlimitedQuota
 	userLeft, tokenLeft, known := rl.Ledger.Spendable(e.user.ID, e.token.ID, limited)
 	if !known {
-		userLeft, tokenLeft = e.user.Quota, e.token.RemainQuota
+		leased := rl.Ledger.Leased(e.user.ID, e.token.ID, limited)
+		userLeft, tokenLeft = e.user.Quota+leased, e.token.RemainQuota+leased
 		if userLeft <= 0 || (limited && tokenLeft <= 0) {
 			var tokenIDs []int64
 			if limited {
@@ -68,7 +71,7 @@ func (rl *Relay) canPay(ctx context.Context, e *keyEntry) error {
 			if err != nil {
 				return nil // the reservation will tell
 			}
-			userLeft, tokenLeft = users[e.user.ID], tokens[e.token.ID]
+			userLeft, tokenLeft = users[e.user.ID]+leased, tokens[e.token.ID]+leased
 		}
 	}
 	switch {
