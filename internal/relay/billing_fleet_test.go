@@ -234,49 +234,66 @@ func TestFleetBillingNoOverspend(t *testing.T) {
 // upstream reports the prompt bound and the max_tokens asked), so the key
 // can be drained to exactly 0: a node that kept part of the key's quota
 // held, or refused it while it still covered a call, fails the sequential
-// phase; one that spent the key on a stale remain overspends it.
+// phase; one that spent the key on a stale remain overspends it. With the
+// default DefaultCompletionSize each hold is capped at all the key has
+// left (TestLimitedTokenIsCappedAndExhausted), so the calls are admitted
+// one at a time; "holds of one call" (DefaultCompletionSize 1) makes each
+// hold exactly the cost, so 5 calls hold the key side by side on both nodes
+// and the two nodes race for its last call.
 func TestFleetLimitedKeyNeverOverspent(t *testing.T) {
-	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
-		req := chatBody("gpt-test", "hi", false)
-		req["max_tokens"] = 4
-		body, _ := json.Marshal(req)
-		bound := int64(len(body)) + 16
-		cost := tokenCost(2, 8, 0, bound, 4, 0, 1)
-		limit := 5 * cost
-		const initial = 10_000_000
-		var key apptest.TokenInfo
-		nodes, up, g := fleetSetup(t, en, apptest.GatewayConfig{Quota: initial},
-			fakeupstream.Behavior{PromptTokens: bound, CompletionTokens: 4, Delay: 20 * time.Millisecond},
-			func(g *apptest.Gateway) {
-				key = g.User.CreateToken(map[string]any{"name": "limited", "remain_quota": limit, "unlimited_quota": false})
+	req := chatBody("gpt-test", "hi", false)
+	req["max_tokens"] = 4
+	body, _ := json.Marshal(req)
+	bound := int64(len(body)) + 16
+	cost := tokenCost(2, 8, 0, bound, 4, 0, 1)
+	limit := 5 * cost
+	for _, tc := range []struct {
+		name           string
+		completionSize string // option DefaultCompletionSize; "" keeps the default
+	}{{"holds capped at the key", ""}, {"holds of one call", "1"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
+				const initial = 10_000_000
+				var key apptest.TokenInfo
+				nodes, up, g := fleetSetup(t, en, apptest.GatewayConfig{Quota: initial},
+					fakeupstream.Behavior{PromptTokens: bound, CompletionTokens: 4, Delay: 20 * time.Millisecond},
+					func(g *apptest.Gateway) {
+						if tc.completionSize != "" {
+							g.SetOption("DefaultCompletionSize", tc.completionSize)
+						}
+						key = g.User.CreateToken(map[string]any{"name": "limited", "remain_quota": limit, "unlimited_quota": false})
+					})
+				// The key as node 2 shows it, after both nodes flushed.
+				view := g.On(nodes[1])
+				keyNow := func() apptest.TokenInfo {
+					view.Env.SettleAll()
+					var tok apptest.TokenInfo
+					view.User.OK("GET", apptest.Path("/api/token/%d", key.ID), nil).Decode(t, &tok)
+					return tok
+				}
+
+				perNode := countServed(t, fleetParallel(nodes, 50, key.Key, body), relay.MsgTokenQuota, relay.MsgKeyExhausted)
+				t.Logf("parallel calls served: node 1 %d, node 2 %d; key remain %d after them", perNode[0], perNode[1], keyNow().RemainQuota)
+				more, refusal := spendRest(t, nodes, key.Key, body, cost, func() int64 { return keyNow().RemainQuota },
+					relay.MsgTokenQuota, relay.MsgKeyExhausted)
+				ok := perNode[0] + perNode[1] + more
+
+				tok := keyNow()
+				if tok.UsedQuota > limit || tok.RemainQuota < 0 {
+					t.Errorf("key spent %d of its %d (remain %d)", tok.UsedQuota, limit, tok.RemainQuota)
+				}
+				if ok != 5 || tok.UsedQuota != limit || tok.RemainQuota != 0 || tok.Status != 4 || refusal.message != relay.MsgKeyExhausted {
+					t.Errorf("%d calls of %d served from a key of %d: remain %d, used %d, status %d, last refusal %q; want 5, 0, %d, 4, %q",
+						ok, cost, limit, tok.RemainQuota, tok.UsedQuota, tok.Status, refusal.message, limit, relay.MsgKeyExhausted)
+				}
+				final := g.Quota(g.UserID)
+				if initial-final != tok.UsedQuota {
+					t.Errorf("user paid %d, the key spent %d", initial-final, tok.UsedQuota)
+				}
+				checkCharged(t, g, up, initial, final, ok, cost)
 			})
-		keyNow := func() apptest.TokenInfo {
-			g.Env.SettleAll()
-			var tok apptest.TokenInfo
-			g.User.OK("GET", apptest.Path("/api/token/%d", key.ID), nil).Decode(t, &tok)
-			return tok
-		}
-
-		perNode := countServed(t, fleetParallel(nodes, 50, key.Key, body), relay.MsgTokenQuota, relay.MsgKeyExhausted)
-		t.Logf("parallel calls served: node 1 %d, node 2 %d; key remain %d after them", perNode[0], perNode[1], keyNow().RemainQuota)
-		more, refusal := spendRest(t, nodes, key.Key, body, cost, func() int64 { return keyNow().RemainQuota },
-			relay.MsgTokenQuota, relay.MsgKeyExhausted)
-		ok := perNode[0] + perNode[1] + more
-
-		tok := keyNow()
-		if tok.UsedQuota > limit || tok.RemainQuota < 0 {
-			t.Errorf("key spent %d of its %d (remain %d)", tok.UsedQuota, limit, tok.RemainQuota)
-		}
-		if ok != 5 || tok.UsedQuota != limit || tok.RemainQuota != 0 || tok.Status != 4 || refusal.message != relay.MsgKeyExhausted {
-			t.Errorf("%d calls of %d served from a key of %d: remain %d, used %d, status %d, last refusal %q; want 5, 0, %d, 4, %q",
-				ok, cost, limit, tok.RemainQuota, tok.UsedQuota, tok.Status, refusal.message, limit, relay.MsgKeyExhausted)
-		}
-		final := g.Quota(g.UserID)
-		if initial-final != tok.UsedQuota {
-			t.Errorf("user paid %d, the key spent %d", initial-final, tok.UsedQuota)
-		}
-		checkCharged(t, g, up, initial, final, ok, cost)
-	})
+		})
+	}
 }
 
 // TestFleetLargeBalanceNotBlocked is TestBillingLargeBalanceNotBlocked on
@@ -437,9 +454,8 @@ func TestFleetClientDisconnectMidStream(t *testing.T) {
 			}
 		}
 		if len(logs) != streams+1 || len(cut) != 1 {
-			t.Fatalf("%d consume logs, %d not of a whole stream (%d); want %d whole and 1 cut: %+v", len(logs), len(cut), full, streams, logs)
-		}
-		if l := cut[0]; l.Quota <= 0 || l.Quota >= full || !l.IsStream || l.CompletionTokens < 1 || l.CompletionTokens >= 10 {
+			t.Errorf("%d consume logs, %d not of a whole stream (%d); want %d whole and 1 cut: %+v", len(logs), len(cut), full, streams, logs)
+		} else if l := cut[0]; l.Quota <= 0 || l.Quota >= full || !l.IsStream || l.CompletionTokens < 1 || l.CompletionTokens >= 10 {
 			t.Errorf("cut call's log %+v: want a positive quota for part of the 10-token reply", l)
 		}
 		sum := apptest.SumQuota(logs)
