@@ -487,3 +487,74 @@ func streamAll(base, key string, body []byte) string {
 	}
 	return string(raw)
 }
+
+// idleReturnBound is how long money a node holds but does not use may stay
+// out of the other nodes' reach (with no FlushBilling: in production
+// nobody calls it). Today a node holds only what its calls in flight need
+// and commits settlements every 50 ms; the bound is this test's, chosen
+// well above that, not a documented guarantee.
+const idleReturnBound = 5 * time.Second
+
+// TestFleetIdleNodeReturnsMoney: node 1 serves half of a balance and then
+// goes idle ("idle") or stops gracefully ("stopped"); node 2 alone must
+// then be able to spend the other half, within idleReturnBound and without
+// anyone flushing node 1, and not a call more. The other tests flush both
+// nodes before every balance they read, which would hide a node that keeps
+// money it does not use (a slice of the balance) until it is told to
+// flush: this one fails then.
+//
+// Each call holds all the balance left (its completion is open) and costs
+// exactly what strict billing needs to admit it (the upstream reports the
+// prompt bound and one completion token), so the balance of 6 calls pays
+// exactly 6, and node 2 can only spend once node 1 gave back what its
+// last call held beyond its cost.
+func TestFleetIdleNodeReturnsMoney(t *testing.T) {
+	body, _ := json.Marshal(chatBody("gpt-test", "hi", false))
+	bound := int64(len(body)) + 16
+	cost := tokenCost(2, 8, 0, bound, 1, 0, 1)
+	for _, stop := range []bool{false, true} {
+		name := map[bool]string{false: "idle", true: "stopped"}[stop]
+		t.Run(name, func(t *testing.T) {
+			eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
+				balance := 6 * cost
+				nodes, up, g := fleetSetup(t, en, apptest.GatewayConfig{Quota: balance},
+					fakeupstream.Behavior{PromptTokens: bound, CompletionTokens: 1}, nil)
+				call := func(node int) callResult { return post(nodes[node].URL()+"/v1/chat/completions", g.Key, body) }
+				for i := range 3 {
+					if r := call(0); r.err != nil || r.status != http.StatusOK {
+						t.Fatalf("call %d on node 1: %d %s %q %v", i, r.status, r.code, r.message, r.err)
+					}
+				}
+				if stop {
+					nodes[0].Stop()
+				}
+				deadline := time.Now().Add(idleReturnBound)
+				for served := 0; served < 3; {
+					r := call(1)
+					switch {
+					case r.err != nil:
+						t.Fatalf("call on node 2: %v", r.err)
+					case r.status == http.StatusOK:
+						served++
+					case r.status != http.StatusTooManyRequests || r.code != "insufficient_quota":
+						t.Fatalf("call on node 2: %d %s %q", r.status, r.code, r.message)
+					case time.Now().After(deadline):
+						t.Fatalf("node 2 served %d of the 3 calls node 1 left unspent, then was refused (%q) for %v", served, r.message, idleReturnBound)
+					default:
+						time.Sleep(20 * time.Millisecond)
+					}
+				}
+				if r := call(1); r.status != http.StatusTooManyRequests || r.code != "insufficient_quota" || r.message != relay.MsgUserQuota {
+					t.Errorf("a 7th call from a balance of 6: %d %s %q, want 429 insufficient_quota %q", r.status, r.code, r.message, relay.MsgUserQuota)
+				}
+				// Read through node 2: node 1 may be stopped.
+				view := g.On(nodes[1])
+				final := view.Quota(g.UserID)
+				if final != 0 {
+					t.Errorf("balance %d after 6 calls of %d from %d", final, cost, balance)
+				}
+				checkCharged(t, view, up, balance, final, 6, cost)
+			})
+		})
+	}
+}
