@@ -7,13 +7,17 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
+	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/relay"
 	"github.com/modelgate/modelgate/internal/store/storetest"
 )
@@ -557,4 +561,102 @@ func TestFleetIdleNodeReturnsMoney(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestFleetCutOffNodeNeverOverspends: node 1 loses its database (a network
+// partition) for longer than its billing lease while one of its streams is
+// in flight; node 2 gives that stream's hold back when the lease expires
+// (docs/operations.md, Billing leases) and spends the balance; then node 1
+// reaches the database again and settles its stream. Under strict billing
+// the balance must never go below zero nor the calls cost more than it
+// was: every charge must have been covered by money held at the time.
+//
+// The current billing fails it: the late settlement charges its full cost
+// after its hold was returned and spent (a balance of 1000 ends at -704).
+// It is skipped until billing cuts or caps such calls; remove the skip to
+// reproduce (about 10 s per engine).
+func TestFleetCutOffNodeNeverOverspends(t *testing.T) {
+	t.Skip("known gap: a node that lost its billing lease still charges calls whose holds were given back (fleet-tests report)")
+	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
+		dsn := en.FreshDSN(t)
+		proxy, proxied := dbProxy(t, en, dsn)
+		// Short lease timings, so the test waits seconds instead of 35 s.
+		lease := config.BillingLease{TTL: 1500 * time.Millisecond, RenewEvery: 300 * time.Millisecond, SweepEvery: 300 * time.Millisecond}
+		cfg := apptest.Config(t, "SQL_DSN", proxied)
+		cfg.BillingLease = lease
+		e1 := apptest.Start(t, cfg)
+		up := fakeupstream.New(t)
+		const balance = 1000
+		g := e1.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, Quota: balance})
+		cfg.DataDir, cfg.SQLDSN = t.TempDir(), dsn // node 2 keeps its database
+		e2 := apptest.Start(t, cfg)
+
+		// Node 1's stream holds the whole balance (its completion is open)
+		// and will cost 824 of it: 100 completion tokens over 5 s.
+		up.Script(fakeupstream.Behavior{Reply: strings.Repeat("w ", 10), Chunks: 10, ChunkDelay: 500 * time.Millisecond, CompletionTokens: 100})
+		body, _ := json.Marshal(chatBody("gpt-test", "hi", true))
+		req, _ := http.NewRequest("POST", e1.URL()+"/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+g.Key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("node 1 stream: %v %v", resp, err)
+		}
+		defer resp.Body.Close()
+		proxy.SetHung(true)
+
+		// Node 2 spends whatever it is given while node 1 is cut off: once
+		// the lease expired, until refused for a second (a refusal right
+		// after a served call can be spurious: TestFleetBackToBackCalls).
+		small, _ := json.Marshal(chatBody("gpt-test", "hi", false))
+		served := 0
+		var lastServed time.Time
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			if r := post(e2.URL()+"/v1/chat/completions", g.Key, small); r.status == http.StatusOK {
+				served, lastServed = served+1, time.Now()
+				continue
+			}
+			if served > 0 && time.Since(lastServed) > time.Second {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		io.Copy(io.Discard, resp.Body) // node 1's stream runs to its end
+		proxy.SetHung(false)
+
+		view := g.On(e2)
+		var logs []apptest.LogInfo
+		apptest.Eventually(t, "node 1 settles its stream", func() bool {
+			e1.App.FlushBilling(time.Second)
+			logs = view.ConsumeLogs()
+			return len(logs) == served+1
+		})
+		final := view.Quota(g.UserID)
+		t.Logf("node 2 served %d calls while node 1 was cut off; balance %d of %d", served, final, balance)
+		if sum := apptest.SumQuota(logs); final < 0 || sum > balance || balance-final != sum {
+			t.Errorf("balance %d of %d; %d logs charged %d", final, balance, len(logs), sum)
+		}
+	})
+}
+
+// dbProxy puts a TCPProxy in front of en's server and returns it with dsn
+// rewritten to go through it.
+func dbProxy(t *testing.T, en storetest.Engine, dsn string) (*apptest.TCPProxy, string) {
+	t.Helper()
+	if en.Name == "postgres" {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy := apptest.NewTCPProxy(t, u.Host)
+		u.Host = proxy.Addr()
+		return proxy, u.String()
+	}
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := apptest.NewTCPProxy(t, c.Addr)
+	c.Addr = proxy.Addr()
+	return proxy, c.FormatDSN()
 }
