@@ -660,3 +660,59 @@ func dbProxy(t *testing.T, en storetest.Engine, dsn string) (*apptest.TCPProxy, 
 	c.Addr = proxy.Addr()
 	return proxy, c.FormatDSN()
 }
+
+// TestFleetBackToBackCalls: calls sent one after the other to node 2, each
+// as soon as the previous one answered, are all served while the balance
+// covers them, with nobody flushing anything in between (the other tests
+// flush both nodes before every sequential call, which hides this).
+//
+// Node 2 first sees the user while node 1's stream holds the whole
+// balance, as happens in a fleet, so the balance node 2 keeps for the key
+// says "nothing left". The current relay then confirms such a refusal by
+// reading the database balance (relay.canPay), which still lacks the money
+// node 2's previous call held and gave back in a settlement not yet
+// committed (up to the ledger's 50 ms): the call right after a served one
+// is refused with 429 insufficient_quota although the balance covers it.
+// Skipped until that is fixed; remove the skip to reproduce.
+func TestFleetBackToBackCalls(t *testing.T) {
+	t.Skip("known gap: canPay's database read misses the node's queued settlements, refusing back-to-back calls (fleet-tests report)")
+	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
+		cost := tokenCost(2, 8, 0, fakeupstream.DefaultPromptTokens, fakeupstream.DefaultCompletionTokens, 0, 1)
+		const balance = 1000
+		nodes, up, g := fleetSetup(t, en, apptest.GatewayConfig{Quota: balance}, fakeupstream.Behavior{}, nil)
+		body, _ := json.Marshal(chatBody("gpt-test", "hi", false))
+		// Node 1's stream holds the whole balance for a second while node 2
+		// sees the key for the first time (and refuses it: nothing is free).
+		up.Script(fakeupstream.Behavior{Chunks: 5, ChunkDelay: 200 * time.Millisecond})
+		stream, _ := json.Marshal(chatBody("gpt-test", "hi", true))
+		var wg sync.WaitGroup
+		wg.Go(func() { streamAll(nodes[0].URL(), g.Key, stream) })
+		apptest.Eventually(t, "node 1's stream holds the balance", func() bool { return up.Open() == 1 })
+		if r := post(nodes[1].URL()+"/v1/chat/completions", g.Key, body); r.status != http.StatusTooManyRequests {
+			t.Fatalf("node 2 while node 1 holds everything: %d %s %q", r.status, r.code, r.message)
+		}
+		wg.Wait()
+		g.Env.SettleAll()
+		start := g.Quota(g.UserID)
+
+		need := tokenCost(2, 8, 0, int64(len(body))+16, 1, 0, 1)
+		served := 0
+		var refusal callResult
+		for {
+			r := post(nodes[1].URL()+"/v1/chat/completions", g.Key, body)
+			if r.status != http.StatusOK {
+				refusal = r
+				break
+			}
+			if served++; served > 20 {
+				t.Fatalf("still served after %d calls", served)
+			}
+		}
+		final := g.Quota(g.UserID)
+		if final >= need || start-final != int64(served)*cost {
+			t.Errorf("node 2 served %d back-to-back calls from %d, then refused one (%d %q) with %d left; a call needs %d",
+				served, start, refusal.status, refusal.message, final, need)
+		}
+		checkCharged(t, g, up, balance, final, served+1, cost)
+	})
+}
