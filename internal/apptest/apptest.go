@@ -45,6 +45,8 @@ type Env struct {
 	attached bool
 	// down makes the server drop every connection (Pause).
 	down atomic.Bool
+	// fleet is the nodes sharing this gateway's database (SecondNode).
+	fleet *fleet
 }
 
 // New starts a gateway for t and stops it when t ends. env is pairs of run

@@ -131,10 +131,13 @@ func (g *Gateway) Quota(userID int64) int64 {
 	return u.Quota
 }
 
-// SettleAll waits until every settlement queued so far is committed.
+// SettleAll waits until every settlement queued so far is committed, on
+// every running node of e's fleet (SecondNode) when it has one.
 func (e *Env) SettleAll() {
 	e.t.Helper()
-	if err := e.App.FlushBilling(5 * time.Second); err != nil {
-		e.t.Fatalf("flush billing: %v", err)
+	for _, n := range e.nodes() {
+		if err := n.App.FlushBilling(5 * time.Second); err != nil {
+			e.t.Fatalf("flush billing of %s: %v", n.URL(), err)
+		}
 	}
 }
