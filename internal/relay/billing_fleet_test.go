@@ -575,12 +575,11 @@ func TestFleetIdleNodeReturnsMoney(t *testing.T) {
 // the balance must never go below zero nor the calls cost more than it
 // was: every charge must have been covered by money held at the time.
 //
-// The current billing fails it: the late settlement charges its full cost
-// after its hold was returned and spent (a balance of 1000 ends at -704).
-// It is skipped until billing cuts or caps such calls; remove the skip to
-// reproduce (about 10 s per engine).
+// Billing before issue 15 failed it: the late settlement charged its full
+// cost after its hold was returned and spent (a balance of 1000 ended at
+// -704). A settlement whose hold is gone is now charged only what the
+// balance has left (store capUncovered).
 func TestFleetCutOffNodeNeverOverspends(t *testing.T) {
-	t.Skip("known gap: a node that lost its billing lease still charges calls whose holds were given back (fleet-tests report)")
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
 		dsn := en.FreshDSN(t)
 		proxy, proxied := dbProxy(t, en, dsn)
@@ -672,14 +671,12 @@ func dbProxy(t *testing.T, en storetest.Engine, dsn string) (*apptest.TCPProxy, 
 //
 // Node 2 first sees the user while node 1's stream holds the whole
 // balance, as happens in a fleet, so the balance node 2 keeps for the key
-// says "nothing left". The current relay then confirms such a refusal by
-// reading the database balance (relay.canPay), which still lacks the money
-// node 2's previous call held and gave back in a settlement not yet
-// committed (up to the ledger's 50 ms): the call right after a served one
-// is refused with 429 insufficient_quota although the balance covers it.
-// Skipped until that is fixed; remove the skip to reproduce.
+// says "nothing left". The relay confirms such a refusal by reading the
+// database balance (relay.canPay), which lacks the money node 2's previous
+// call left in node 2's balance slice: before canPay counted the slice
+// (Ledger.Leased), the call right after a served one was refused with 429
+// insufficient_quota although the balance covered it.
 func TestFleetBackToBackCalls(t *testing.T) {
-	t.Skip("known gap: canPay's database read misses the node's queued settlements, refusing back-to-back calls (fleet-tests report)")
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
 		cost := tokenCost(2, 8, 0, fakeupstream.DefaultPromptTokens, fakeupstream.DefaultCompletionTokens, 0, 1)
 		const balance = 1000

@@ -96,6 +96,10 @@ type SettleOp struct {
 	// back to the balance (Held is set to that).
 	Slice    bool `json:",omitempty"`
 	EndSlice bool `json:",omitempty"`
+	// uncovered is the part of Cost no hold covered because the janitor
+	// gave the hold back (closeReservations): capUncovered charges it only
+	// as far as the balance still has it.
+	uncovered int64
 }
 
 // ApplyBilling applies settlements and then reservations in one
@@ -130,6 +134,9 @@ func (tx *Tx) settle(ops []SettleOp) error {
 		return err
 	}
 	if err := tx.closeReservations(ops); err != nil {
+		return err
+	}
+	if err := tx.capUncovered(ops); err != nil {
 		return err
 	}
 	users := map[int64]*accountDelta{}
@@ -380,8 +387,10 @@ func (tx *Tx) closeReservations(ops []SettleOp) error {
 		switch {
 		case !ok:
 			op.Held = 0
+			op.uncovered = max(op.Cost, 0)
 		case op.Slice && !op.EndSlice:
 			op.Held = min(rest, max(op.Cost, 0))
+			op.uncovered = max(op.Cost, 0) - op.Held
 			left[op.ReservationID] = rest - op.Held
 			taken[op.ReservationID] += op.Held
 		default:
@@ -404,6 +413,61 @@ func (tx *Tx) closeReservations(ops []SettleOp) error {
 		return nil
 	}
 	return tx.db.Where("id IN ?", closed).Delete(&Reservation{}).Error
+}
+
+// capUncovered charges the part of a cost that no hold covered (the
+// process that made the hold stalled past its billing lease, and the
+// janitor gave the hold back, to be spent elsewhere) only as far as the
+// balance, and a limited key, still have it: charging all of it could take
+// a balance below zero, which strict billing promises never happens. What
+// is not charged is noted in the consume log, whose quota is what was.
+func (tx *Tx) capUncovered(ops []SettleOp) error {
+	var late []int
+	users, tokens := map[int64]int64{}, map[int64]int64{}
+	for i := range ops {
+		if ops[i].uncovered > 0 {
+			late = append(late, i)
+			users[ops[i].UserID] = 0
+			if ops[i].TokenLimited {
+				tokens[ops[i].TokenID] = 0
+			}
+		}
+	}
+	if len(late) == 0 {
+		return nil
+	}
+	if err := tx.lockBalances("users", "quota", users); err != nil {
+		return err
+	}
+	if err := tx.lockBalances("tokens", "remain_quota", tokens); err != nil {
+		return err
+	}
+	for _, i := range late {
+		op := &ops[i]
+		left := max(users[op.UserID], 0)
+		if op.TokenLimited {
+			left = min(left, max(tokens[op.TokenID], 0))
+		}
+		charged := min(op.uncovered, left)
+		users[op.UserID] -= charged
+		if op.TokenLimited {
+			tokens[op.TokenID] -= charged
+		}
+		lost := op.uncovered - charged
+		if lost == 0 {
+			continue
+		}
+		op.Cost -= lost
+		if op.Log != nil { // a copy: a rolled-back batch is retried with the caller's op
+			l := *op.Log
+			l.Quota = op.Cost
+			l.Content += fmt.Sprintf(" (预扣已在进程失联后退回, %d 额度未收取)", lost)
+			op.Log = &l
+		}
+		tx.s.log.Warn("a call settled after its hold was given back cost more than the balance has left; charged what is left",
+			"user_id", op.UserID, "uncollected", lost)
+	}
+	return nil
 }
 
 // ReleaseStaleReservations gives back every hold created before cutoff (unix
