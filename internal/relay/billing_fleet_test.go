@@ -1,7 +1,6 @@
 package relay_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -184,14 +183,7 @@ func checkCharged(t *testing.T, g *apptest.Gateway, up *fakeupstream.Server, ini
 // (a call refused with enough left, or the logs and the balance disagree).
 func TestFleetBillingNoOverspend(t *testing.T) {
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
-		for _, tc := range []struct {
-			name      string
-			b         fakeupstream.Behavior
-			maxTokens int64
-		}{
-			{"default answer", fakeupstream.Behavior{}, 0},
-			{"prompt cost hidden from the body", fakeupstream.Behavior{PromptTokens: 1000, CompletionTokens: 16}, 16},
-		} {
+		for _, tc := range overspendCases {
 			t.Run(tc.name, func(t *testing.T) {
 				b := tc.b
 				b.Delay = 20 * time.Millisecond // keep the parallel calls in flight together
@@ -414,23 +406,7 @@ func TestFleetClientDisconnectMidStream(t *testing.T) {
 		body, _ := json.Marshal(chatBody("gpt-test", "count to ten", true))
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, "POST", nodes[0].URL()+"/v1/chat/completions", bytes.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+g.Key)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd := bufio.NewReader(resp.Body)
-		for {
-			line, err := rd.ReadString('\n')
-			if err != nil {
-				t.Fatalf("stream ended before its first chunk: %v", err)
-			}
-			if strings.HasPrefix(line, "data: {") && strings.Contains(line, `"content":"one`) {
-				break
-			}
-		}
+		resp := streamToFirstChunk(t, ctx, nodes[0].URL(), g.Key, body, "one")
 
 		// Node 2 serves whole streams while node 1's call is held, cut and
 		// settled.

@@ -159,23 +159,7 @@ func TestBillingClientDisconnectMidStream(t *testing.T) {
 	body, _ := json.Marshal(chatBody("gpt-test", "count to ten", true))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", e.Server.URL+"/v1/chat/completions", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+g.Key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd := bufio.NewReader(resp.Body)
-	for {
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			t.Fatalf("stream ended before its first chunk: %v", err)
-		}
-		if strings.HasPrefix(line, "data: {") && strings.Contains(line, `"content":"one`) {
-			break
-		}
-	}
+	resp := streamToFirstChunk(t, ctx, e.Server.URL, g.Key, body, "one")
 	cancel()
 	resp.Body.Close()
 	// The whole stream would take 4.5 s more: the upstream call must end
@@ -222,5 +206,29 @@ func TestBillingModelWithoutPrice(t *testing.T) {
 	}
 	if a := g.Accounts(); a.Quota != 10_000_000 || a.UserUsed != 0 {
 		t.Errorf("accounts %+v after refused calls", a)
+	}
+}
+
+// streamToFirstChunk starts a streamed call at base with key and reads its
+// answer up to the first chunk whose content starts with first; the caller
+// cuts it by cancelling ctx and closing the body.
+func streamToFirstChunk(t *testing.T, ctx context.Context, base, key string, body []byte, first string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended before its first chunk: %v", err)
+		}
+		if strings.HasPrefix(line, "data: {") && strings.Contains(line, `"content":"`+first) {
+			return resp
+		}
 	}
 }

@@ -43,6 +43,20 @@ func post(url, key string, body []byte) callResult {
 	return callResult{status: resp.StatusCode, code: e.Error.Code, typ: e.Error.Type, message: e.Error.Message, err: err}
 }
 
+// overspendCases are the calls the overspend tests send, one node or two.
+var overspendCases = []struct {
+	name      string
+	b         fakeupstream.Behavior
+	maxTokens int64
+}{
+	// The default answer: 12 + 8 tokens, no max_tokens sent.
+	{"default answer", fakeupstream.Behavior{}, 0},
+	// A small max_tokens and a prompt far costlier than the body shows
+	// (as an image URL is): an estimate from the body and max_tokens
+	// alone would let all 50 through.
+	{"prompt cost hidden from the body", fakeupstream.Behavior{PromptTokens: 1000, CompletionTokens: 16}, 16},
+}
+
 // TestBillingNoOverspend sends 50 parallel calls from a user whose balance
 // covers 5, with request bodies that look tiny, then calls one at a time
 // until refused. Together they must cost at most the balance, leave nothing
@@ -50,18 +64,7 @@ func post(url, key string, body []byte) callResult {
 // by exactly what the logs charged), and never leave the balance below zero
 // (strict billing, the default).
 func TestBillingNoOverspend(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		b         fakeupstream.Behavior
-		maxTokens int64
-	}{
-		// The default answer: 12 + 8 tokens, no max_tokens sent.
-		{"default answer", fakeupstream.Behavior{}, 0},
-		// A small max_tokens and a prompt far costlier than the body shows
-		// (as an image URL is): an estimate from the body and max_tokens
-		// alone would let all 50 through.
-		{"prompt cost hidden from the body", fakeupstream.Behavior{PromptTokens: 1000, CompletionTokens: 16}, 16},
-	} {
+	for _, tc := range overspendCases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.b
 			b.Delay = 20 * time.Millisecond // keep the parallel calls in flight together

@@ -102,28 +102,33 @@ func (s *Store) ReserveUsage(ctx context.Context, op UsageOp) (UsageReservation,
 	}
 	r := UsageReservation{Key: newHoldKey(), SubscriptionID: op.SubscriptionID, Model: op.Model,
 		BucketStart: planlimit.BucketStart(op.Now, planlimit.FineBucket), Tokens: op.Tokens}
-	for attempt := 0; ; attempt++ {
-		err := s.write(ctx, "reserve plan usage", func(tx *Tx) error {
-			var err error
-			r.Decision, err = tx.reserveUsage(op, r)
-			return err
-		})
-		if errors.Is(err, errNoTotals) && attempt == 0 {
-			// The totals row is created in a transaction of its own, so the
-			// reservation never inserts where another one may insert too:
-			// on MySQL two such inserts under gap locks deadlock.
-			if err := s.write(ctx, "create plan usage totals", func(tx *Tx) error {
-				return tx.db.Exec(s.insertIgnore("plan_usage_totals", "subscription_id", "requests", "tokens"), op.SubscriptionID, 0, 0).Error
-			}); err != nil {
-				return UsageReservation{}, err
-			}
-			continue
-		}
-		if err != nil {
-			return UsageReservation{}, err
-		}
-		return r, nil
+	err := s.writeUsage(ctx, "reserve plan usage", op.SubscriptionID, func(tx *Tx) error {
+		var err error
+		r.Decision, err = tx.reserveUsage(op, r)
+		return err
+	})
+	if err != nil {
+		return UsageReservation{}, err
 	}
+	return r, nil
+}
+
+// writeUsage runs fn, a transaction that locks the subscription's totals
+// row, and when fn finds no such row (errNoTotals) creates it and runs fn
+// again. The row is created in a transaction of its own, so a
+// reservation never inserts where another one may insert too: on MySQL
+// two such inserts under gap locks deadlock.
+func (s *Store) writeUsage(ctx context.Context, op string, subscriptionID int64, fn func(tx *Tx) error) error {
+	err := s.write(ctx, op, fn)
+	if !errors.Is(err, errNoTotals) {
+		return err
+	}
+	if err := s.write(ctx, "create plan usage totals", func(tx *Tx) error {
+		return tx.db.Exec(s.insertIgnore("plan_usage_totals", "subscription_id", "requests", "tokens"), subscriptionID, 0, 0).Error
+	}); err != nil {
+		return err
+	}
+	return s.write(ctx, op, fn)
 }
 
 func (tx *Tx) reserveUsage(op UsageOp, r UsageReservation) (planlimit.Decision, error) {

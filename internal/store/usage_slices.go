@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -47,22 +46,12 @@ func (s *Store) GrowUsageSlice(ctx context.Context, op UsageSliceOp) (UsageSlice
 		return UsageSliceGrant{}, fmt.Errorf("grow plan usage slice: %w", err)
 	}
 	var g UsageSliceGrant
-	for attempt := 0; ; attempt++ {
-		err := s.write(ctx, "grow plan usage slice", func(tx *Tx) error {
-			var err error
-			g, err = tx.growUsageSlice(op)
-			return err
-		})
-		if errors.Is(err, errNoTotals) && attempt == 0 {
-			if err := s.write(ctx, "create plan usage totals", func(tx *Tx) error {
-				return tx.db.Exec(s.insertIgnore("plan_usage_totals", "subscription_id", "requests", "tokens"), op.SubscriptionID, 0, 0).Error
-			}); err != nil {
-				return UsageSliceGrant{}, err
-			}
-			continue
-		}
-		return g, err
-	}
+	err := s.writeUsage(ctx, "grow plan usage slice", op.SubscriptionID, func(tx *Tx) error {
+		var err error
+		g, err = tx.growUsageSlice(op)
+		return err
+	})
+	return g, err
 }
 
 func (tx *Tx) growUsageSlice(op UsageSliceOp) (UsageSliceGrant, error) {
