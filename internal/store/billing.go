@@ -389,8 +389,9 @@ func (tx *Tx) closeReservations(ops []SettleOp) error {
 			op.Held = 0
 			op.uncovered = max(op.Cost, 0)
 		case op.Slice && !op.EndSlice:
+			// A cost beyond the slice (overrun allowed) is charged to the
+			// balance, as beyond a call's own hold.
 			op.Held = min(rest, max(op.Cost, 0))
-			op.uncovered = max(op.Cost, 0) - op.Held
 			left[op.ReservationID] = rest - op.Held
 			taken[op.ReservationID] += op.Held
 		default:
