@@ -166,11 +166,15 @@ func isServerComm(comm string, comms []string) bool {
 	return false
 }
 
-// serverCPUTicks sums utime+stime of every process whose comm is one of
-// comms, in clock ticks. The processes are listed again on each call: a
-// backend that started since counts with its whole life, one that exited
-// is lost with its ticks. /proc/<pid>/stat of a process covers all its
-// threads, so a threaded server (MariaDB) is one entry.
+// serverCPUTicks sums utime+stime+cutime+cstime of every process whose
+// comm is one of comms, in clock ticks. The processes are listed again on
+// each call: a backend that started since counts with its whole life. One
+// that exited is not lost: its parent, the postmaster, has reaped it, and
+// its ticks are now in the postmaster's cutime and cstime (until it is
+// reaped it is a zombie whose own figures still show), so the sum never
+// goes back when the gateway's pool closes a connection. /proc/<pid>/stat
+// of a process covers all its threads, ended ones included, so a threaded
+// server (MariaDB) is one entry.
 func serverCPUTicks(comms []string) (ticks int64, procs int, err error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -185,7 +189,7 @@ func serverCPUTicks(comms []string) (ticks int64, procs int, err error) {
 		if err != nil || !isServerComm(string(comm), comms) {
 			continue // gone meanwhile, or not the server
 		}
-		t, err := procCPUTicks(pid)
+		t, err := procCPUTicksWithChildren(pid)
 		if err != nil {
 			continue // exited between the two reads
 		}
