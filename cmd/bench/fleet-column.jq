@@ -15,6 +15,7 @@ def trip(xs; d): xs | map(r(.; d)) | join(" / ");
 # On SQLite the database works inside the gateway's process: its CPU is
 # the gateway's own.
 "gateway+DB CPU µs/req: \(trip(chat("gateway") | map(if $sqlite then .cpu_us_per_req else .gateway_db_cpu_us_per_req end); 1))",
+"gateway+DB CPU ratio: \(trip(check(if $sqlite then "CPU per request vs proxy" else "gateway+DB CPU per request vs proxy" end); 100))",
 "round trips/req: \(trip(chat("gateway") | map(.db_round_trips_per_req); 100))",
 "gateway-plan throughput ratio: \(trip(check("plan-billed throughput vs proxy"); 100))",
 "gateway-plan round trips/req: \(trip(chat("gateway-plan") | map(.db_round_trips_per_req); 100))",
