@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/gatewayproc"
@@ -40,6 +41,20 @@ func measure(ctx context.Context, o options, rep *report, progress io.Writer) er
 		return err
 	}
 	defer os.RemoveAll(dir)
+	db, err := openBenchDatabase(ctx, o, rep, logf)
+	if err != nil {
+		return err
+	}
+	if db != nil {
+		// Deferred before the gateway's stop, so it runs after it.
+		defer func() {
+			logf("dropping database %s", db.name)
+			if err := db.drop(); err != nil {
+				rep.Database.DropError = err.Error()
+				logf("drop database %s: %v", db.name, err)
+			}
+		}()
+	}
 
 	mock, err := startChild(ctx, modeMock)
 	if err != nil {
@@ -57,7 +72,7 @@ func measure(ctx context.Context, o options, rep *report, progress io.Writer) er
 		{name: "mock", proc: mock, base: mockBase, client: newLoadClient(conns)},
 		{name: "proxy", proc: proxy, base: "http://" + proxy.addr, client: newLoadClient(conns)},
 	}
-	gw, plan, limits := setupGateway(ctx, o, dir, mockBase, rep, logf)
+	gw, plan, limits := setupGateway(ctx, o, dir, mockBase, db, rep, logf)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -104,7 +119,7 @@ func measure(ctx context.Context, o options, rep *report, progress io.Writer) er
 // gateway-limits): the same process and base URL. Whatever fails there is
 // the target's status in the report, not an error of the bench, so mock
 // and proxy are still measured.
-func setupGateway(ctx context.Context, o options, dir, mockBase string, rep *report, logf func(string, ...any)) (gw, plan, limits *target) {
+func setupGateway(ctx context.Context, o options, dir, mockBase string, db *benchDatabase, rep *report, logf func(string, ...any)) (gw, plan, limits *target) {
 	info := &rep.Gateway
 	gw = &target{name: targetGateway, status: &info.Status}
 	plan = &target{name: targetPlan, status: &rep.GatewayPlan.Status, chatOnly: true}
@@ -135,14 +150,18 @@ func setupGateway(ctx context.Context, o options, dir, mockBase string, rep *rep
 		info.Binary, info.Source = bin, source
 	}
 	secrets := newGatewaySecrets()
-	p, logPath, err := startGateway(ctx, info.Binary, filepath.Join(dir, "gateway"), secrets)
+	sqlDSN := ""
+	if db != nil {
+		sqlDSN = db.gatewayDSN
+	}
+	p, logPath, err := startGateway(ctx, info.Binary, filepath.Join(dir, "gateway"), secrets, sqlDSN)
 	if err != nil {
 		info.Status, gw.skip, info.LogTail = "start failed: "+err.Error(), "start failed", logTail(logPath)
 		return gw, plan, limits
 	}
-	gw.proc, gw.base = p, "http://"+p.addr
+	gw.proc, gw.base, gw.metricsToken, gw.dbComms = p, "http://"+p.addr, secrets.metricsToken, rep.Database.ServerProcesses
 	for _, x := range extras {
-		x.t.proc, x.t.base = gw.proc, gw.base
+		x.t.proc, x.t.base, x.t.metricsToken, x.t.dbComms = gw.proc, gw.base, gw.metricsToken, gw.dbComms
 	}
 	if gw.key, err = seedGateway(ctx, gw.base, secrets.rootToken, mockBase); err != nil {
 		info.Status, gw.skip, info.LogTail = "seeding failed: "+err.Error(), "seeding failed", logTail(logPath)
@@ -179,6 +198,33 @@ func setupGateway(ctx context.Context, o options, dir, mockBase string, rep *rep
 		x.info.Status = gatewayMeasured
 	}
 	return gw, plan, limits
+}
+
+// openBenchDatabase creates the run's fresh database in database mode (nil
+// on SQLite) and finds the server's processes, whose CPU is read with the
+// gateway's. A server that is not on this machine is measured without its
+// CPU.
+func openBenchDatabase(ctx context.Context, o options, rep *report, logf func(string, ...any)) (*benchDatabase, error) {
+	if o.DSN == "" {
+		return nil, nil
+	}
+	db, err := planDatabase(o.DSN, newBenchDatabaseName())
+	if err != nil {
+		return nil, err
+	}
+	rep.Database.Engine, rep.Database.Name = string(db.engine), db.name
+	logf("creating database %s on the %s server", db.name, db.engine)
+	if err := db.create(ctx); err != nil {
+		return nil, fmt.Errorf("create the bench database: %w", err)
+	}
+	comms := serverComms(db.engine)
+	if _, n, err := serverCPUTicks(comms); err != nil {
+		logf("database server CPU not measured: %v", err)
+	} else {
+		rep.Database.ServerProcesses = comms
+		logf("database server: %d processes named %s", n, strings.Join(comms, " or "))
+	}
+	return db, nil
 }
 
 // warmUp loads every target briefly, then reads its idle RSS. The mock and

@@ -59,15 +59,17 @@ const (
 // gatewaySecrets are generated per run.
 type gatewaySecrets struct {
 	rootPassword, rootToken, sessionSecret string
+	metricsToken                           string // METRICS_TOKEN: /metrics is read for the round trips
 }
 
 func newGatewaySecrets() gatewaySecrets {
-	return gatewaySecrets{rootPassword: rand.Text(), rootToken: rand.Text(), sessionSecret: rand.Text()}
+	return gatewaySecrets{rootPassword: rand.Text(), rootToken: rand.Text(), sessionSecret: rand.Text(), metricsToken: rand.Text()}
 }
 
-// startGateway runs bin with a fresh SQLite database under dir on a free
-// loopback port and waits until GET /api/status answers.
-func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets) (*proc, string, error) {
+// startGateway runs bin on a free loopback port and waits until GET
+// /api/status answers. Its database is sqlDSN (SQL_DSN), or with an empty
+// sqlDSN a fresh SQLite database under dir.
+func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets, sqlDSN string) (*proc, string, error) {
 	port, err := gatewayproc.FreePort()
 	if err != nil {
 		return nil, "", err
@@ -88,8 +90,12 @@ func startGateway(ctx context.Context, bin, dir string, s gatewaySecrets) (*proc
 		"INITIAL_ROOT_PASSWORD="+s.rootPassword,
 		"ROOT_ACCESS_TOKEN="+s.rootToken,
 		"SESSION_SECRET="+s.sessionSecret,
+		"METRICS_TOKEN="+s.metricsToken,
 		"LOG_LEVEL=warn",
 	)
+	if sqlDSN != "" {
+		cmd.Env = append(cmd.Env, "SQL_DSN="+sqlDSN)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = gatewayproc.ChildSysProcAttr()
 	if err := cmd.Start(); err != nil {

@@ -44,6 +44,12 @@ type target struct {
 	// chatOnly: only the chat loads run, no stream load and no memory
 	// figures (gateway-plan, which shares the gateway's process).
 	chatOnly bool
+	// metricsToken reads the gateway's /metrics (its database round
+	// trips) around each interval; empty for mock and proxy.
+	metricsToken string
+	// dbComms name the database server's processes, whose CPU is read
+	// with the target's (database mode, gateway targets only).
+	dbComms []string
 }
 
 // newLoadClient is a keep-alive client whose pool holds a connection for
@@ -84,7 +90,13 @@ type roundResult struct {
 	CPUTicks         int64  `json:"cpu_ticks"`
 	CPUMicrosPerReq  figure `json:"cpu_us_per_req"`
 	UpstreamCPUTicks int64  `json:"upstream_cpu_ticks"` // the mock's, in the same interval
-	FirstError       string `json:"first_error,omitempty"`
+	// DBCPUTicks is the database server's processes' CPU in the same
+	// interval (database mode, gateway targets); DBRoundTrips the
+	// statements the gateway sent (its modelgate_db_round_trips_total
+	// moved by that much). Absent when not measured.
+	DBCPUTicks   *int64 `json:"db_cpu_ticks,omitempty"`
+	DBRoundTrips *int64 `json:"db_round_trips,omitempty"`
+	FirstError   string `json:"first_error,omitempty"`
 
 	samples []time.Duration
 }
@@ -100,7 +112,17 @@ type workerResult struct {
 // reads the CPU of t's process and of the mock around the interval. Its
 // error means a process could not be read, not that requests failed.
 func runLoad(ctx context.Context, t *target, mock *proc, sc scenario, dur time.Duration) (roundResult, error) {
+	var err error
 	res := roundResult{Target: t.name, Scenario: sc.name, Concurrency: sc.concurrency}
+	// The scrape comes first and last, outside the CPU readings: it costs
+	// the gateway a little CPU and one query (the channels' states).
+	rt0, rtErr := t.roundTrips(ctx)
+	var db0 int64
+	if t.dbComms != nil {
+		if db0, _, err = serverCPUTicks(t.dbComms); err != nil {
+			return res, fmt.Errorf("database server: %w", err)
+		}
+	}
 	cpu0, err := procCPUTicks(t.proc.pid())
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", t.name, err)
@@ -144,7 +166,11 @@ func runLoad(ctx context.Context, t *target, mock *proc, sc scenario, dur time.D
 	// includes its own tail (the gateway's group commits and log batches of
 	// the last calls) rather than handing it to the next interval of the
 	// same process: gateway-plan follows gateway in most rounds.
+	// The database server's tail (its commits of those batches) likewise.
 	waitIdle(ctx, t.proc.pid())
+	if t.dbComms != nil {
+		waitIdleTicks(ctx, func() (int64, error) { n, _, err := serverCPUTicks(t.dbComms); return n, err })
+	}
 	cpu1, err := procCPUTicks(t.proc.pid())
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", t.name, err)
@@ -152,6 +178,18 @@ func runLoad(ctx context.Context, t *target, mock *proc, sc scenario, dur time.D
 	up1, err := procCPUTicks(mock.pid())
 	if err != nil {
 		return res, fmt.Errorf("mock: %w", err)
+	}
+	if t.dbComms != nil {
+		db1, _, err := serverCPUTicks(t.dbComms)
+		if err != nil {
+			return res, fmt.Errorf("database server: %w", err)
+		}
+		d := db1 - db0
+		res.DBCPUTicks = &d
+	}
+	if rt1, err := t.roundTrips(ctx); err == nil && rtErr == nil {
+		d := rt1 - rt0
+		res.DBRoundTrips = &d
 	}
 	for _, w := range workers {
 		res.samples = append(res.samples, w.samples...)
@@ -168,6 +206,16 @@ func runLoad(ctx context.Context, t *target, mock *proc, sc scenario, dur time.D
 	p50, p99 := latencySummary(res.samples)
 	res.P50ms, res.P99ms = figure(p50), figure(p99)
 	return res, nil
+}
+
+// roundTrips reads the gateway's database round trips from its /metrics;
+// an error for targets without metrics (mock, proxy) or a failed scrape,
+// which leaves the figure out.
+func (t *target) roundTrips(ctx context.Context) (int64, error) {
+	if t.metricsToken == "" {
+		return 0, errors.New("no metrics")
+	}
+	return scrapeRoundTrips(ctx, t.base, t.metricsToken)
 }
 
 // call makes one chat call and returns its latency, or for a stream the
@@ -246,10 +294,16 @@ const (
 // idleProbe, for at most idleWait (a process that never idles is measured
 // as it is then).
 func waitIdle(ctx context.Context, pid int) {
-	last, err := procCPUTicks(pid)
+	waitIdleTicks(ctx, func() (int64, error) { return procCPUTicks(pid) })
+}
+
+// waitIdleTicks is waitIdle of whatever read returns the CPU ticks of
+// (the database server's processes).
+func waitIdleTicks(ctx context.Context, read func() (int64, error)) {
+	last, err := read()
 	for end := time.Now().Add(idleWait); err == nil && time.Now().Before(end) && ctx.Err() == nil; {
 		time.Sleep(idleProbe)
-		now, err2 := procCPUTicks(pid)
+		now, err2 := read()
 		if err2 != nil || now == last {
 			return
 		}

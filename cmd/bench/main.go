@@ -9,6 +9,7 @@
 //
 //	go run ./cmd/bench          # about 3 minutes
 //	go run ./cmd/bench -quick   # about 30 s
+//	go run ./cmd/bench -quick -dsn 'postgres://user@127.0.0.1:5432/postgres'   # database mode
 //
 // The exit status is 0 whatever the figures are; it is 1 only when the
 // bench itself could not run.
@@ -39,6 +40,10 @@ type options struct {
 	SettleSeconds     float64 `json:"settle_seconds"`
 	Out               string  `json:"out"`
 	GatewayBin        string  `json:"gateway_bin,omitempty"`
+	// Database is the engine of -dsn (postgres, mysql); empty on SQLite.
+	Database string `json:"database,omitempty"`
+	// DSN is -dsn or BENCH_DSN; never written (it may carry a password).
+	DSN string `json:"-"`
 }
 
 // Bounds of the flags, so a typo cannot start an unbounded run.
@@ -62,6 +67,7 @@ func main() {
 	settle := flag.Duration("settle", 2*time.Second, "wait after the held streams close before reading RSS again")
 	out := flag.String("out", "bench-results.json", "JSON report with every raw figure")
 	gatewayBin := flag.String("gateway-bin", "", "use this modelgate binary instead of building ./cmd/modelgate")
+	dsnFlag := flag.String("dsn", "", "database mode: run the gateway on a fresh database of this PostgreSQL or MySQL/MariaDB server (SQL_DSN forms; default $"+envDSN+", empty: SQLite)")
 	flag.Parse()
 
 	if *mode != "" {
@@ -85,8 +91,20 @@ func main() {
 	if *quick {
 		o.WarmupSeconds = 0.5
 	}
+	if !set["dsn"] {
+		*dsnFlag = os.Getenv(envDSN)
+	}
 	var err error
-	if o.Concurrency, err = parseConcurrency(*conc); err == nil {
+	if o.DSN = strings.TrimSpace(*dsnFlag); o.DSN != "" {
+		var d *benchDatabase
+		if d, err = planDatabase(o.DSN, newBenchDatabaseName()); err == nil {
+			o.Database = string(d.engine)
+		}
+	}
+	if err == nil {
+		o.Concurrency, err = parseConcurrency(*conc)
+	}
+	if err == nil {
 		err = o.validate()
 	}
 	if err != nil {

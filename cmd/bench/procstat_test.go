@@ -26,6 +26,21 @@ func TestParseStatCPU(t *testing.T) {
 	}
 }
 
+// The database server's figure adds the reaped children's times (cutime,
+// cstime: fields 16 and 17), where an exited backend's ticks go.
+func TestParseStatCPUWithChildren(t *testing.T) {
+	stat := []byte("4242 (postgres) S 1 4242 4242 0 -1 4194560 1234 0 0 0 150 25 900 80 20 0 9 0 100 0 0")
+	if got, err := parseStatCPUFields(stat, "utime", "stime", "cutime", "cstime"); err != nil || got != 1155 {
+		t.Errorf("with children = %d, %v; want 1155", got, err)
+	}
+	if got, err := parseStatCPU(stat); err != nil || got != 175 {
+		t.Errorf("own = %d, %v; want 175", got, err)
+	}
+	if _, err := parseStatCPUFields([]byte("5 (x) S 1 5 5 0 -1 0 0 0 0 0 1 1"), "cutime"); err == nil {
+		t.Error("a line without cutime: want an error")
+	}
+}
+
 func TestParseStatCPURejectsMalformed(t *testing.T) {
 	for _, stat := range []string{
 		"",

@@ -23,14 +23,17 @@ type report struct {
 	// GatewayLimits is the rate-limited target: the same gateway, called
 	// with a key whose RPM, TPM and concurrency limits are set high enough
 	// never to refuse (every call goes through the limiter).
-	GatewayLimits planInfo         `json:"gateway_limits"`
-	IdleKiB       map[string]int64 `json:"idle_rss_kib"` // by target, after the warm-up
-	Summary       []summaryRow     `json:"summary"`
-	Memory        []memResult      `json:"memory"`
-	Checks        []check          `json:"checks"`
-	Rounds        []roundResult    `json:"rounds"` // every interval; round 0 is the warm-up
-	Error         string           `json:"error,omitempty"`
-	started       time.Time
+	GatewayLimits planInfo `json:"gateway_limits"`
+	// Database is the gateway's database: SQLite, or in database mode
+	// (-dsn) the fresh database of the run and the server's processes.
+	Database databaseInfo     `json:"database"`
+	IdleKiB  map[string]int64 `json:"idle_rss_kib"` // by target, after the warm-up
+	Summary  []summaryRow     `json:"summary"`
+	Memory   []memResult      `json:"memory"`
+	Checks   []check          `json:"checks"`
+	Rounds   []roundResult    `json:"rounds"` // every interval; round 0 is the warm-up
+	Error    string           `json:"error,omitempty"`
+	started  time.Time
 }
 
 // machine is where the run happened.
@@ -49,10 +52,11 @@ func newReport(o options) *report {
 	return &report{
 		Machine: machine{NumCPU: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 			Kernel: readTrimmed("/proc/sys/kernel/osrelease"), CPUModel: cpuModel(), Date: now.UTC().Format(time.RFC3339)},
-		Flags:   o,
-		Started: now.UTC().Format(time.RFC3339),
-		started: now,
-		IdleKiB: map[string]int64{},
+		Flags:    o,
+		Started:  now.UTC().Format(time.RFC3339),
+		started:  now,
+		IdleKiB:  map[string]int64{},
+		Database: databaseInfo{Engine: "sqlite"},
 	}
 }
 
@@ -71,8 +75,15 @@ type summaryRow struct {
 	// UpstreamCPUMicrosPerReq is the mock's CPU per request of this target:
 	// what the target itself costs is CPUMicrosPerReq alone.
 	UpstreamCPUMicrosPerReq figure `json:"upstream_cpu_us_per_req"`
-	Skipped                 string `json:"skipped,omitempty"`
-	FirstError              string `json:"first_error,omitempty"`
+	// DBCPUMicrosPerReq is the database server's CPU per request
+	// (database mode, gateway targets), GatewayDBCPUMicrosPerReq the sum
+	// of it and CPUMicrosPerReq, DBRoundTripsPerReq the statements the
+	// gateway sent per request (every mode). Null when not measured.
+	DBCPUMicrosPerReq        figure `json:"db_cpu_us_per_req"`
+	GatewayDBCPUMicrosPerReq figure `json:"gateway_db_cpu_us_per_req"`
+	DBRoundTripsPerReq       figure `json:"db_round_trips_per_req"`
+	Skipped                  string `json:"skipped,omitempty"`
+	FirstError               string `json:"first_error,omitempty"`
 }
 
 // finish summarises the rounds and evaluates the checks.
@@ -112,6 +123,9 @@ func summarise(rounds []roundResult, o options, gatewayStatus string, extra []ch
 		seconds        float64
 		ticks, upTicks int64
 		samples        []time.Duration
+		// Intervals that carried the database figures, and their sums.
+		dbRounds, rtRounds int
+		dbTicks, rt        int64
 	}
 	pools := map[key]*pool{}
 	for _, rr := range rounds {
@@ -134,6 +148,14 @@ func summarise(rounds []roundResult, o options, gatewayStatus string, extra []ch
 		p.ticks += rr.CPUTicks
 		p.upTicks += rr.UpstreamCPUTicks
 		p.samples = append(p.samples, rr.samples...)
+		if rr.DBCPUTicks != nil {
+			p.dbRounds++
+			p.dbTicks += *rr.DBCPUTicks
+		}
+		if rr.DBRoundTrips != nil {
+			p.rtRounds++
+			p.rt += *rr.DBRoundTrips
+		}
 	}
 	var rows []summaryRow
 	scenarios := []scenario{}
@@ -156,7 +178,8 @@ func summarise(rounds []roundResult, o options, gatewayStatus string, extra []ch
 			p := pools[key{name, sc.name, sc.concurrency}]
 			if p == nil {
 				row := summaryRow{Target: name, Scenario: sc.name, Concurrency: sc.concurrency, Skipped: "not measured",
-					ReqPerSec: nan(), P50ms: nan(), P99ms: nan(), CPUMicrosPerReq: nan(), UpstreamCPUMicrosPerReq: nan()}
+					ReqPerSec: nan(), P50ms: nan(), P99ms: nan(), CPUMicrosPerReq: nan(), UpstreamCPUMicrosPerReq: nan(),
+					DBCPUMicrosPerReq: nan(), GatewayDBCPUMicrosPerReq: nan(), DBRoundTripsPerReq: nan()}
 				if name == targetGateway && gatewayStatus != gatewayMeasured {
 					row.Skipped = shortStatus(gatewayStatus)
 				}
@@ -174,6 +197,16 @@ func summarise(rounds []roundResult, o options, gatewayStatus string, extra []ch
 			row.UpstreamCPUMicrosPerReq = figure(perRequestMicros(p.upTicks, row.Requests))
 			if name == "mock" {
 				row.UpstreamCPUMicrosPerReq = nan() // the mock is its own upstream
+			}
+			// A database figure is given only when every interval of the
+			// row carried it.
+			row.DBCPUMicrosPerReq, row.GatewayDBCPUMicrosPerReq, row.DBRoundTripsPerReq = nan(), nan(), nan()
+			if p.dbRounds == row.Rounds {
+				row.DBCPUMicrosPerReq = figure(perRequestMicros(p.dbTicks, row.Requests))
+				row.GatewayDBCPUMicrosPerReq = figure(perRequestMicros(p.ticks+p.dbTicks, row.Requests))
+			}
+			if p.rtRounds == row.Rounds && row.Requests > 0 {
+				row.DBRoundTripsPerReq = figure(float64(p.rt) / float64(row.Requests))
 			}
 			rows = append(rows, row)
 		}
@@ -194,18 +227,36 @@ func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus strin
 		return summaryRow{ReqPerSec: nan(), CPUMicrosPerReq: nan()}
 	}
 	var checks []check
+	dbMode := o.Database != ""
+	minTP, maxCPU := minThroughputRatio, maxCPURatio
+	if dbMode {
+		minTP, maxCPU = dbMinThroughputRatio, dbMaxCPURatio
+	}
 	// ratioChecks are the throughput and CPU checks of target against the
-	// proxy at every concurrency, named with prefix.
-	ratioChecks := func(target, prefix string) {
+	// proxy at every concurrency, named with prefix; in database mode also
+	// the gateway+DB CPU against the proxy's, reported without a target.
+	// reportedOnly reports every ratio without a target (gateway-plan in
+	// database mode).
+	ratioChecks := func(target, prefix string, reportedOnly bool) {
 		for _, c := range o.Concurrency {
 			g, p := find(target, "chat", c), find("proxy", "chat", c)
-			t := failOnErrors(ratioCheck(prefix+"throughput vs proxy", float64(g.ReqPerSec), float64(p.ReqPerSec), minThroughputRatio, true), g.Errors)
-			u := failOnErrors(ratioCheck(prefix+"CPU per request vs proxy", float64(g.CPUMicrosPerReq), float64(p.CPUMicrosPerReq), maxCPURatio, false), g.Errors)
-			t.Concurrency, u.Concurrency = c, c
-			checks = append(checks, t, u)
+			t := failOnErrors(ratioCheck(prefix+"throughput vs proxy", float64(g.ReqPerSec), float64(p.ReqPerSec), minTP, true), g.Errors)
+			u := failOnErrors(ratioCheck(prefix+"CPU per request vs proxy", float64(g.CPUMicrosPerReq), float64(p.CPUMicrosPerReq), maxCPU, false), g.Errors)
+			cs := []check{t, u}
+			if reportedOnly {
+				cs[0], cs[1] = reported(t, g.Errors), reported(u, g.Errors)
+			}
+			if dbMode {
+				cs = append(cs, reported(ratioCheck(prefix+"gateway+DB CPU per request vs proxy", float64(g.GatewayDBCPUMicrosPerReq),
+					float64(p.CPUMicrosPerReq), 0, false), g.Errors))
+			}
+			for i := range cs {
+				cs[i].Concurrency = c
+			}
+			checks = append(checks, cs...)
 		}
 	}
-	ratioChecks(targetGateway, "")
+	ratioChecks(targetGateway, "", false)
 	gm, pm := memResult{MiBPer1000: nan(), AfterOverIdle: nan()}, memResult{MiBPer1000: nan()}
 	for _, m := range mem {
 		switch m.Target {
@@ -227,7 +278,7 @@ func evaluate(rows []summaryRow, mem []memResult, o options, gatewayStatus strin
 	checks = append(checks, streams, back)
 	for _, x := range extra {
 		from := len(checks)
-		ratioChecks(x.name, x.prefix)
+		ratioChecks(x.name, x.prefix, dbMode && x.name == targetPlan)
 		if x.status != gatewayMeasured {
 			for i := from; i < len(checks); i++ {
 				checks[i].Verdict, checks[i].Note = verdictNA, x.name+": "+shortStatus(x.status)

@@ -165,3 +165,73 @@ func TestRotate(t *testing.T) {
 		t.Errorf("rotate = %v", got)
 	}
 }
+
+// In database mode the gateway and gateway-limits are held to 0.80× the
+// proxy's throughput at ≤ 1.00× its CPU, gateway-plan's ratios are reported
+// without a target, and the database figures are pooled per row.
+func TestEvaluateDatabaseMode(t *testing.T) {
+	ticks := func(n int64) *int64 { return &n }
+	rounds := []roundResult{
+		{Target: "proxy", Scenario: "chat", Concurrency: 16, Round: 1, Requests: 1000, Seconds: 1, CPUTicks: 20},
+		// 0.85× the throughput at 1.06× the CPU: a throughput failure on
+		// SQLite (≥ 0.90), a CPU failure in database mode (≤ 1.00).
+		{Target: targetGateway, Scenario: "chat", Concurrency: 16, Round: 1, Requests: 850, Seconds: 1, CPUTicks: 18,
+			DBCPUTicks: ticks(17), DBRoundTrips: ticks(1700)},
+		{Target: targetPlan, Scenario: "chat", Concurrency: 16, Round: 1, Requests: 100, Seconds: 1, CPUTicks: 5,
+			DBCPUTicks: ticks(5), DBRoundTrips: ticks(500)},
+		{Target: targetLimits, Scenario: "chat", Concurrency: 16, Round: 1, Requests: 900, Seconds: 1, CPUTicks: 18,
+			DBCPUTicks: ticks(9), DBRoundTrips: ticks(2700)},
+	}
+	extra := []chatTarget{{targetPlan, gatewayMeasured, "plan-billed "}, {targetLimits, gatewayMeasured, "rate-limited "}}
+	verdicts := func(o options) map[string]string {
+		rows := summarise(rounds, o, gatewayMeasured, extra)
+		got := map[string]string{}
+		for _, c := range evaluate(rows, nil, o, gatewayMeasured, extra) {
+			if c.Concurrency == 16 {
+				got[c.Name] = c.Verdict
+			}
+		}
+		return got
+	}
+	sqlite := options{Concurrency: []int{16}, StreamConcurrency: 16}
+	db := sqlite
+	db.Database = "postgres"
+	for name, want := range map[string]string{
+		"throughput vs proxy":                   verdictFail,
+		"CPU per request vs proxy":              verdictPass,
+		"plan-billed throughput vs proxy":       verdictFail,
+		"rate-limited CPU per request vs proxy": verdictPass,
+	} {
+		if got := verdicts(sqlite)[name]; got != want {
+			t.Errorf("SQLite %s: %s, want %s", name, got, want)
+		}
+	}
+	if _, ok := verdicts(sqlite)["gateway+DB CPU per request vs proxy"]; ok {
+		t.Error("SQLite mode has a gateway+DB check")
+	}
+	for name, want := range map[string]string{
+		"throughput vs proxy":                              verdictPass,
+		"CPU per request vs proxy":                         verdictFail,
+		"gateway+DB CPU per request vs proxy":              verdictReported,
+		"plan-billed throughput vs proxy":                  verdictReported,
+		"plan-billed CPU per request vs proxy":             verdictReported,
+		"plan-billed gateway+DB CPU per request vs proxy":  verdictReported,
+		"rate-limited throughput vs proxy":                 verdictPass,
+		"rate-limited CPU per request vs proxy":            verdictPass,
+		"rate-limited gateway+DB CPU per request vs proxy": verdictReported,
+	} {
+		if got := verdicts(db)[name]; got != want {
+			t.Errorf("database mode %s: %s, want %s", name, got, want)
+		}
+	}
+	for _, r := range summarise(rounds, db, gatewayMeasured, extra) {
+		if r.Target != targetGateway || r.Scenario != "chat" {
+			continue
+		}
+		sum := float64(r.CPUMicrosPerReq + r.DBCPUMicrosPerReq)
+		if r.DBCPUMicrosPerReq != 200 || math.Abs(float64(r.GatewayDBCPUMicrosPerReq)-sum) > 1e-9 || r.DBRoundTripsPerReq != 2 {
+			t.Errorf("gateway row: DB CPU %v, gateway+DB %v, round trips %v; want 200, %v, 2",
+				r.DBCPUMicrosPerReq, r.GatewayDBCPUMicrosPerReq, r.DBRoundTripsPerReq, sum)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // printReport writes the human-readable tables.
@@ -16,10 +17,26 @@ func printReport(w io.Writer, r *report) {
 		joinInts(o.Concurrency), o.StreamConcurrency, o.Streams)
 	fmt.Fprintf(w, "gateway: %s\n", r.Gateway.Status)
 	fmt.Fprintf(w, "gateway-plan (the gateway, calls billed to a plan): %s\n", r.GatewayPlan.Status)
-	fmt.Fprintf(w, "gateway-limits (the gateway, a key with RPM, TPM and concurrency limits): %s\n\n", r.GatewayLimits.Status)
+	fmt.Fprintf(w, "gateway-limits (the gateway, a key with RPM, TPM and concurrency limits): %s\n", r.GatewayLimits.Status)
+	dbMode := o.Database != ""
+	if dbMode {
+		procs := "its CPU not measured (no server process on this machine)"
+		if len(r.Database.ServerProcesses) > 0 {
+			procs = "server processes " + strings.Join(r.Database.ServerProcesses, ", ")
+		}
+		fmt.Fprintf(w, "database: %s, fresh database %s, %s\n\n", r.Database.Engine, r.Database.Name, procs)
+	} else {
+		fmt.Fprintf(w, "database: SQLite (in the gateway's process)\n\n")
+	}
 
-	const loadRow = "%-14s %-7s %4s %9s %8s %8s %7s %11s %16s\n"
-	fmt.Fprintf(w, loadRow, "target", "load", "c", "req/s", "p50 ms", "p99 ms", "errors", "CPU µs/req", "mock CPU µs/req")
+	const loadRow = "%-14s %-7s %4s %9s %8s %8s %7s %11s %16s %9s"
+	const dbCols = " %14s %22s"
+	header := []any{"target", "load", "c", "req/s", "p50 ms", "p99 ms", "errors", "CPU µs/req", "mock CPU µs/req", "DB RT/req"}
+	fmt.Fprintf(w, loadRow, header...)
+	if dbMode {
+		fmt.Fprintf(w, dbCols, "DB CPU µs/req", "gateway+DB CPU µs/req")
+	}
+	fmt.Fprintln(w)
 	for _, s := range r.Summary {
 		c := strconv.Itoa(s.Concurrency)
 		if s.Skipped != "" {
@@ -27,9 +44,14 @@ func printReport(w io.Writer, r *report) {
 			continue
 		}
 		fmt.Fprintf(w, loadRow, s.Target, s.Scenario, c, show(s.ReqPerSec, 0), show(s.P50ms, 2), show(s.P99ms, 2),
-			strconv.Itoa(s.Errors), show(s.CPUMicrosPerReq, 0), show(s.UpstreamCPUMicrosPerReq, 0))
+			strconv.Itoa(s.Errors), show(s.CPUMicrosPerReq, 0), show(s.UpstreamCPUMicrosPerReq, 0), show(s.DBRoundTripsPerReq, 2))
+		if dbMode {
+			fmt.Fprintf(w, dbCols, show(s.DBCPUMicrosPerReq, 0), show(s.GatewayDBCPUMicrosPerReq, 0))
+		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "(stream: p50/p99 are the time to the first byte of the body; mock CPU is the upstream's, not counted in CPU µs/req)")
+	fmt.Fprintln(w, "(stream: p50/p99 are the time to the first byte of the body; mock CPU is the upstream's, not counted in CPU µs/req;")
+	fmt.Fprintln(w, " DB RT/req: statements the gateway sent to its database per request, from its modelgate_db_round_trips_total)")
 	fmt.Fprintln(w)
 
 	const memRow = "%-8s %9s %9s %17s %17s %13s %11s %19s\n"
@@ -57,7 +79,11 @@ func printReport(w io.Writer, r *report) {
 	}
 	fmt.Fprintln(w)
 
-	const checkRow = "%-36s %4s %9s %9s %7s %8s  %s\n"
+	nameWidth := len("check (targets)")
+	for _, c := range r.Checks {
+		nameWidth = max(nameWidth, utf8.RuneCountInString(c.Name))
+	}
+	checkRow := "%-" + strconv.Itoa(nameWidth) + "s %4s %9s %9s %7s %8s  %s\n"
 	fmt.Fprintf(w, checkRow, "check (targets)", "c", "gateway", "proxy", "value", "target", "verdict")
 	for _, c := range r.Checks {
 		conc := ""
@@ -68,12 +94,16 @@ func printReport(w io.Writer, r *report) {
 		if c.AtLeast {
 			op = "≥ "
 		}
+		limit := op + strconv.FormatFloat(c.Limit, 'f', -1, 64)
+		if c.Verdict == verdictReported {
+			limit = "-"
+		}
 		verdict := c.Verdict
 		if c.Note != "" {
 			verdict += " (" + c.Note + ")"
 		}
 		fmt.Fprintf(w, checkRow, c.Name, conc, show(c.Gateway, 1), show(c.Proxy, 1), show(c.Value, 2),
-			op+strconv.FormatFloat(c.Limit, 'f', -1, 64), verdict)
+			limit, verdict)
 	}
 }
 

@@ -27,13 +27,14 @@ func (a *App) observe(mux *http.ServeMux) {
 	a.logs.OnCommit(m.LogCommit("logs"))
 	a.errLogs.OnCommit(m.LogCommit("error_logs"))
 	src := metrics.Sources{
-		Log:         a.log,
-		Inflight:    func() int64 { n, _ := a.relay.Calls(); return n },
-		Channels:    a.Store.ChannelStates,
-		Breakers:    func() []breaker.View { _, v := a.relay.Breakers(0); return v },
-		LedgerQueue: a.ledger.QueueDepth,
-		LogQueues:   map[string]func() int{"logs": a.logs.QueueDepth, "error_logs": a.errLogs.QueueDepth},
-		RateLimits:  a.limits.Status,
+		Log:          a.log,
+		Inflight:     func() int64 { n, _ := a.relay.Calls(); return n },
+		Channels:     a.Store.ChannelStates,
+		Breakers:     func() []breaker.View { _, v := a.relay.Breakers(0); return v },
+		LedgerQueue:  a.ledger.QueueDepth,
+		LogQueues:    map[string]func() int{"logs": a.logs.QueueDepth, "error_logs": a.errLogs.QueueDepth},
+		RateLimits:   a.limits.Status,
+		DBRoundTrips: a.Store.RoundTrips,
 	}
 	if a.cfg.Cluster.Enabled {
 		src.Cluster = a.clusterPeers

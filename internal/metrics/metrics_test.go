@@ -63,7 +63,7 @@ func TestMetricsMoveWithRelayCalls(t *testing.T) {
 	}
 	for _, family := range []string{"go_goroutines", "process_cpu_seconds_total", "modelgate_relay_inflight",
 		"modelgate_ledger_queue_depth", "modelgate_logwriter_queue_depth", "modelgate_channel_status",
-		"modelgate_ratelimit_refused_total", "modelgate_ratelimit_redis_errors_total"} {
+		"modelgate_ratelimit_refused_total", "modelgate_ratelimit_redis_errors_total", "modelgate_db_round_trips_total"} {
 		if before[family] == nil {
 			t.Errorf("family %s missing", family)
 		}

@@ -30,6 +30,9 @@ type Sources struct {
 	LogQueues   map[string]func() int
 	// RateLimits is the limiter's counters.
 	RateLimits func() ratelimit.Status
+	// DBRoundTrips is the statements sent to the database so far
+	// (store.Store.RoundTrips).
+	DBRoundTrips func() int64
 	// Cluster reads the peers' state (cluster mode only).
 	Cluster func(ctx context.Context) ([]Peer, error)
 }
@@ -76,6 +79,7 @@ var (
 	peerPendingDesc   = desc("cluster_peer_pending_events", "This node's replication events a peer has not acknowledged yet.", "peer")
 	peerLagDesc       = desc("cluster_peer_heartbeat_age_seconds", "Seconds since a peer last answered a ping (-1: never).", "peer")
 	peerPingFailDesc  = desc("cluster_peer_ping_failures", "A peer's consecutive failed pings.", "peer")
+	dbRoundTripsDesc  = desc("db_round_trips_total", "Statements sent to the database, each transaction's BEGIN and COMMIT or ROLLBACK included.")
 	scrapeErrDesc     = desc("scrape_errors", "Sources that failed during this scrape (1 each), by source.", "source")
 )
 
@@ -159,6 +163,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			down = 1
 		}
 		gauge(rlRedisDownDesc, down)
+	}
+	if s.DBRoundTrips != nil {
+		counter(dbRoundTripsDesc, float64(s.DBRoundTrips()))
 	}
 	if s.Cluster != nil {
 		peers, err := s.Cluster(ctx)

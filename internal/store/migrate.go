@@ -68,7 +68,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
 	for _, m := range migrations {
-		err := db.Transaction(func(tx *gorm.DB) error {
+		err := s.transaction(db, func(tx *gorm.DB) error {
 			if s.dialect == Postgres {
 				if err := tx.Exec("SELECT pg_advisory_xact_lock(7305581)").Error; err != nil {
 					return err

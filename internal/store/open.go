@@ -86,6 +86,8 @@ type Store struct {
 	// applyGate keeps pushed batches (ApplyEvents, read side) out while a
 	// snapshot loads (LoadSnapshot, write side).
 	applyGate sync.RWMutex
+	// roundTrips counts the statements sent to the database (roundtrips.go).
+	roundTrips roundTripCounter
 }
 
 // Change describes one row change of a replicated table.
@@ -152,6 +154,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
+		return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
+	}
+	if err := s.registerRoundTrips(db); err != nil {
 		return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
 	}
 	s.db = db

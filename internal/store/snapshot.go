@@ -101,7 +101,7 @@ func (s *Store) WriteSnapshot(ctx context.Context, emit func(line []byte) error)
 	if s.dialect != SQLite {
 		opts.Isolation = sql.LevelRepeatableRead
 	}
-	err := s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+	err := s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
 		positions, err := snapshotPositions(db, s.nodeID)
 		if err != nil {
 			return err

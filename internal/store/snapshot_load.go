@@ -56,7 +56,7 @@ func (s *Store) LoadSnapshot(ctx context.Context, next func() ([]byte, error)) (
 		}
 	}
 	var tx *Tx
-	err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+	err = s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
 		tx = &Tx{db: db, s: s, remote: true}
 		var err error
 		rows, positions, err = tx.loadSnapshot(next)

@@ -68,7 +68,7 @@ func (s *Store) readTx(ctx context.Context, fn func(db *gorm.DB) error) error {
 	if s.dialect != SQLite {
 		opts.Isolation = sql.LevelRepeatableRead
 	}
-	return s.read(ctx).Transaction(fn, opts)
+	return s.transaction(s.read(ctx), fn, opts)
 }
 
 // cubeSumsSQL sums a cube's rows as consumeSums sums logs.

@@ -52,7 +52,7 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	var err error
 	for attempt := 1; ; attempt++ {
 		var tx *Tx
-		err = s.db.WithContext(ctx).Transaction(func(db *gorm.DB) error {
+		err = s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
 			tx = &Tx{db: db, s: s}
 			if err := fn(tx); err != nil {
 				return err
