@@ -257,9 +257,6 @@ func (l *Ledger) parkOrLose(f *failedSettle) {
 func (l *Ledger) drain(settles []store.SettleOp) {
 	for {
 		select {
-		case op := <-l.settles:
-			settles = append(settles, op)
-			continue
 		case p := <-l.reserves:
 			if p.slice != nil {
 				p.result <- store.ReserveResult{Err: ErrClosed}
@@ -271,6 +268,7 @@ func (l *Ledger) drain(settles []store.SettleOp) {
 		}
 		break
 	}
+	settles = append(settles, l.settles.take(maxQueuedSettles)...)
 	settles = append(settles, l.giveBackSlices(time.Now().Add(time.Hour))...)
 	for len(settles) > 0 {
 		batch := settles[:min(len(settles), l.cfg.MaxBatch)]

@@ -56,7 +56,7 @@ type Ledger struct {
 	log   *slog.Logger
 
 	reserves chan *pendingReserve
-	settles  chan store.SettleOp
+	settles  *settleQueue
 	loads    chan *pendingLoad
 	flushes  chan chan struct{}
 	quit     chan struct{}
@@ -108,7 +108,7 @@ func New(st *store.Store, cfg Config) *Ledger {
 	l := &Ledger{
 		store: st, cfg: cfg, log: cfg.Logger,
 		reserves: make(chan *pendingReserve, 4096),
-		settles:  make(chan store.SettleOp, 8192),
+		settles:  newSettleQueue(cfg.MaxBatch),
 		loads:    make(chan *pendingLoad, 1024),
 		flushes:  make(chan chan struct{}),
 		quit:     make(chan struct{}),
@@ -190,7 +190,7 @@ func (l *Ledger) Settle(op store.SettleOp) {
 	}
 	l.mu.RLock()
 	if !l.closed {
-		l.settles <- op
+		l.settles.put(op)
 		l.mu.RUnlock()
 		return
 	}
@@ -284,10 +284,8 @@ func (l *Ledger) run() {
 			ld.done <- l.book.load(context.Background(), l.store, []store.ReserveOp{ld.op})
 			continue
 		case done := <-l.flushes:
-			// Everything queued before the flush request is in the channel.
-			for n := len(l.settles); n > 0; n-- {
-				settles = append(settles, <-l.settles)
-			}
+			// Everything queued before the flush request is in the queue.
+			settles = append(settles, l.settles.take(maxQueuedSettles)...)
 			settles = append(settles, l.giveBackSlices(time.Now().Add(time.Hour))...)
 			for len(settles) > 0 {
 				batch := settles[:min(len(settles), l.cfg.MaxBatch)]
@@ -299,12 +297,13 @@ func (l *Ledger) run() {
 			continue
 		case p := <-l.reserves:
 			reserves = append(reserves, p)
-		case op := <-l.settles:
-			if len(settles) == 0 {
-				timer.Reset(l.cfg.FlushInterval)
-			}
-			settles = append(settles, op)
-			if len(settles) < l.cfg.MaxBatch {
+		case <-l.settles.ready:
+			// The queue stopped being empty: its settlements wait for the
+			// flush interval, unless they make a batch already.
+			if len(settles)+l.settles.len() < l.cfg.MaxBatch {
+				if len(settles) == 0 {
+					timer.Reset(l.cfg.FlushInterval)
+				}
 				continue
 			}
 		case <-timer.C:
@@ -318,18 +317,20 @@ func (l *Ledger) run() {
 			select {
 			case p := <-l.reserves:
 				reserves = append(reserves, p)
-			case op := <-l.settles:
-				settles = append(settles, op)
 			default:
 				break gather
 			}
 		}
+		settles = append(settles, l.settles.take(l.cfg.MaxBatch-len(reserves)-len(settles))...)
 		if len(reserves) == 0 && len(settles) == 0 {
 			continue
 		}
 		timer.Stop()
 		settles = l.commit(reserves, settles)
-		if len(settles) > 0 {
+		switch queued := l.settles.len(); {
+		case len(settles)+queued >= l.cfg.MaxBatch:
+			l.settles.signal() // a backlog: the next batch at once
+		case len(settles)+queued > 0:
 			timer.Reset(l.cfg.FlushInterval)
 		}
 		armRetry()
@@ -380,4 +381,4 @@ func (l *Ledger) Changed(changes []store.Change) {
 func (l *Ledger) OnCommit(f func(time.Duration)) { l.onCommit.Store(&f) }
 
 // QueueDepth is how many reservations and settlements wait for a commit.
-func (l *Ledger) QueueDepth() int { return len(l.reserves) + len(l.settles) }
+func (l *Ledger) QueueDepth() int { return len(l.reserves) + l.settles.len() }

@@ -280,3 +280,38 @@ func TestLocalLedgerSeesOutsideChanges(t *testing.T) {
 		t.Fatalf("database balance %d, want 120", user)
 	}
 }
+
+// A backlog of settlements is committed batch after batch at once, not one
+// batch per flush interval; a lone settlement waits for the interval.
+func TestBacklogIsCommittedWithoutWaitingForTheInterval(t *testing.T) {
+	eng := storetest.Engines()[0]
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "q.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := billing.New(st, billing.Config{FlushInterval: time.Hour, MaxBatch: 10})
+	defer l.Close(ctx)
+	u := store.User{Username: "payer", PasswordHash: "x", Role: 1, Status: 1, Group: "default", AffCode: "aff", Quota: 1000}
+	if err := st.CreateUser(ctx, &u); err != nil {
+		t.Fatal(err)
+	}
+	for range 95 {
+		l.Settle(store.SettleOp{UserID: u.ID, Cost: 1, Log: &store.Log{UserID: u.ID, Type: store.LogConsume, Quota: 1}})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for l.Settled() < 90 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 95 settlements committed 5 s later, with batches of 10 and an hour's interval", l.Settled())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := l.Settled(); n != 90 {
+		t.Fatalf("%d committed: the last 5 are less than a batch and wait for the interval", n)
+	}
+	if err := l.Flush(ctx); err != nil || l.Settled() != 95 {
+		t.Fatalf("after Flush %d committed, %v", l.Settled(), err)
+	}
+}
