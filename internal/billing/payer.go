@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/planlimit"
@@ -164,13 +165,25 @@ func (b *Balance) Settle(c *Call, ch *Charge, o Outcome) {
 }
 
 // settleKey names one call's settlement for the store, which applies a
-// settlement once per key. It is random, never the client's X-Request-Id: a
-// client could reuse that and have its calls go unbilled.
+// settlement once per key. It is never the client's X-Request-Id (a client
+// could reuse that and have its calls go unbilled): a random prefix drawn
+// once per process, and a counter, so keys never repeat across processes
+// and restarts, and a call costs no random read.
 func settleKey() string {
-	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
+	var b [32]byte
+	hex.Encode(b[:16], settleKeyPrefix[:])
+	n := settleKeyCounter.Add(1)
+	for i := 31; i >= 16; i-- {
+		b[i] = "0123456789abcdef"[n&0xf]
+		n >>= 4
+	}
+	return string(b[:])
 }
+
+var (
+	settleKeyPrefix  = func() (p [8]byte) { rand.Read(p[:]); return p }() // never fails (crypto/rand)
+	settleKeyCounter atomic.Uint64
+)
 
 // ConsumeLog is the consume log row of a call billed cost: the prices and
 // multiplier it was billed at, and notes when the usage was counted locally
