@@ -462,7 +462,8 @@ func (tx *Tx) capUncovered(ops []SettleOp) error {
 		if op.Log != nil { // a copy: a rolled-back batch is retried with the caller's op
 			l := *op.Log
 			l.Quota = op.Cost
-			l.Content += fmt.Sprintf(" (预扣已在进程失联后退回, %d 额度未收取)", lost)
+			content := fmt.Sprintf(" (预扣已在进程失联后退回, %d 额度未收取)", lost)
+			l.Content += content
 			op.Log = &l
 		}
 		tx.s.log.Warn("a call settled after its hold was given back cost more than the balance has left; charged what is left",
