@@ -129,7 +129,7 @@ func (b *usageSlices) reserve(ctx context.Context, op store.UsageOp, userID int6
 			if s.holdKey != g.HoldKey {
 				// A new row (the first, or the old one was given back by
 				// the janitor): what the old one counted is not this one's.
-				s.requests, s.tokens, s.usedRequests, s.usedTokens = 0, 0, s.calls64(), s.heldTokens
+				s.requests, s.tokens, s.usedRequests, s.usedTokens = 0, 0, int64(s.calls), s.heldTokens
 			}
 			s.holdKey, s.bucket = g.HoldKey, g.BucketStart
 			s.requests, s.tokens = satAdd(s.requests, g.Requests), satAdd(s.tokens, g.Tokens)
@@ -145,8 +145,6 @@ func (b *usageSlices) reserve(ctx context.Context, op store.UsageOp, userID int6
 		}
 	}
 }
-
-func (s *usageSlice) calls64() int64 { return int64(s.calls) }
 
 // take counts one call of op in s (s fits it); b.mu is held.
 func (s *usageSlice) take(op store.UsageOp) store.UsageReservation {
