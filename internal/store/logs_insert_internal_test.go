@@ -15,6 +15,9 @@ func TestInsertLogRowsWritesEveryField(t *testing.T) {
 	if n := reflect.TypeFor[Log]().NumField(); n != logColumnCount {
 		t.Fatalf("Log has %d fields, the log INSERT writes %d: add the new ones to logColumns and logValues", n, logColumnCount)
 	}
+	if n := len(logArrays(nil)); n != logColumnCount {
+		t.Fatalf("logArrays gives %d columns, the log INSERT writes %d", n, logColumnCount)
+	}
 	for _, eng := range storetest.Engines() {
 		t.Run(eng.Name, func(t *testing.T) {
 			ctx := context.Background()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +62,8 @@ func charges(op *SettleOp) bool { return op.Key != "" && (op.Cost != 0 || op.Log
 
 // skipApplied returns a copy of ops without those whose key was applied
 // already (in an earlier transaction or earlier in ops) and records the keys
-// of the rest in this transaction: one SELECT and one INSERT per batch.
+// of the rest in this transaction: on PostgreSQL one INSERT that returns
+// what it recorded, elsewhere one SELECT and one INSERT per batch.
 //
 // SQLite records no keys: its database lives in this process, so a COMMIT
 // either returned success or did not happen, and no acknowledgement can be
@@ -80,42 +82,86 @@ func (tx *Tx) skipApplied(ops []SettleOp) ([]SettleOp, error) {
 	if len(keys) == 0 {
 		return append([]SettleOp(nil), ops...), nil
 	}
+	slices.Sort(keys) // also a fixed order of the key index's locks
+	keys = slices.Compact(keys)
+	now := time.Now().Unix()
+	var fresh map[string]bool // the keys this transaction recorded
+	var err error
+	if tx.s.dialect == Postgres {
+		fresh, err = tx.recordKeysPostgres(keys, now)
+	} else {
+		fresh, err = tx.recordKeys(keys, now)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SettleOp, 0, len(ops))
+	for _, op := range ops {
+		if charges(&op) {
+			if !fresh[op.Key] {
+				continue // applied before, or earlier in ops
+			}
+			delete(fresh, op.Key)
+		}
+		out = append(out, op)
+	}
+	return out, nil
+}
+
+// recordKeysPostgres records keys in one statement and returns those it
+// recorded: a key recorded already, by an earlier transaction or a
+// concurrent one that commits first, conflicts and is left out.
+func (tx *Tx) recordKeysPostgres(keys []string, now int64) (map[string]bool, error) {
+	rows, err := tx.queryDirect("INSERT INTO settlement_keys (settle_key, created_at) SELECT k, $2 FROM unnest($1::text[]) AS k "+
+		"ON CONFLICT (settle_key) DO NOTHING RETURNING settle_key", keys, now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	fresh := make(map[string]bool, len(keys))
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		fresh[k] = true
+	}
+	return fresh, rows.Err()
+}
+
+// recordKeys finds which of the distinct keys were recorded already and records the rest:
+// one SELECT, and one plain multi-row INSERT per 200 keys.
+func (tx *Tx) recordKeys(keys []string, now int64) (map[string]bool, error) {
 	var applied []string
 	if err := tx.db.Model(&SettlementKey{}).Where("settle_key IN ?", keys).Pluck("settle_key", &applied).Error; err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool, len(keys))
+	fresh := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		fresh[k] = true
+	}
 	for _, k := range applied {
-		seen[k] = true
+		delete(fresh, k)
 	}
-	now := time.Now().Unix()
-	out := make([]SettleOp, 0, len(ops))
-	var rows []SettlementKey
-	for _, op := range ops {
-		if charges(&op) {
-			if seen[op.Key] {
-				continue
-			}
-			seen[op.Key] = true
-			rows = append(rows, SettlementKey{SettleKey: op.Key, CreatedAt: now})
+	rows := make([]string, 0, len(fresh))
+	for _, k := range keys { // distinct already
+		if fresh[k] {
+			rows = append(rows, k)
 		}
-		out = append(out, op)
 	}
-	// One plain multi-row INSERT per 200 keys: GORM's batch create costs
-	// more than the write itself here, on the hot path of every commit.
 	for len(rows) > 0 {
 		chunk := rows[:min(len(rows), 200)]
 		rows = rows[len(chunk):]
 		args := make([]any, 0, 2*len(chunk))
-		for _, r := range chunk {
-			args = append(args, r.SettleKey, r.CreatedAt)
+		for _, k := range chunk {
+			args = append(args, k, now)
 		}
 		q := "INSERT INTO settlement_keys (settle_key, created_at) VALUES (?, ?)" + strings.Repeat(", (?, ?)", len(chunk)-1)
-		if err := tx.db.Exec(q, args...).Error; err != nil {
+		if _, err := tx.execDirect(q, args...); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return fresh, nil
 }
 
 // PruneSettlementKeys deletes the keys of settlements applied before cutoff
