@@ -94,12 +94,13 @@ func (c *call) copyJSON(resp *http.Response) error {
 		return &upstreamFailure{status: resp.StatusCode, detail: err.Error(), retry: true}
 	}
 	isJSON := strings.Contains(resp.Header.Get("Content-Type"), "json")
-	if (isJSON || !c.ep.opaque) && !json.Valid(raw) {
+	usage, ok, checked := decodeUsage(c.ep.usage, raw)
+	if (isJSON || !c.ep.opaque) && !checked && !json.Valid(raw) {
 		// A 200 with garbage (an HTML error page of a proxy in between):
 		// nothing usable reached the client yet.
 		return unreadableAnswer("invalid JSON from upstream")
 	}
-	if usage, ok := usageFromJSON(c.ep.usage, raw); ok {
+	if ok {
 		c.usage = usage
 	} else if !isJSON && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/") {
 		c.countLocally(string(raw)) // a plain-text (or SRT, VTT) transcript

@@ -54,16 +54,107 @@ func billedUsage(u openai.Usage) pricing.Usage {
 
 // usageFromJSON reads the usage of a complete answer.
 func usageFromJSON(kind usageKind, raw []byte) (pricing.Usage, bool) {
-	if kind == usageNone || !hasObjectField(raw, `"usage"`) {
-		return pricing.Usage{}, false
+	u, ok, _ := decodeUsage(kind, raw)
+	return u, ok
+}
+
+// decodeUsage reads the usage of a complete answer and says whether it
+// found raw to be JSON (checked; false also when it did not look), so a
+// caller that must refuse anything but JSON need not scan the answer a
+// second time (copyJSON). After one validating scan, only the top-level
+// usage member is decoded: decoding the whole answer to find it cost a
+// second full pass on every call.
+func decodeUsage(kind usageKind, raw []byte) (u pricing.Usage, ok, checked bool) {
+	if kind == usageNone || !hasObjectField(raw, `"usage"`) || !json.Valid(raw) {
+		return pricing.Usage{}, false, false
 	}
-	var body struct {
-		Usage *wireUsage `json:"usage"`
+	val, found := memberValue(raw, `"usage"`)
+	var wire *wireUsage
+	if !found || json.Unmarshal(val, &wire) != nil || !wire.reported() {
+		return pricing.Usage{}, false, true
 	}
-	if json.Unmarshal(raw, &body) != nil || !body.Usage.reported() {
-		return pricing.Usage{}, false
+	return wire.usage(), true, true
+}
+
+// memberValue returns the value of the member named key (quoted, exactly
+// as written in raw) of the top-level object raw, which must be valid JSON.
+// Like encoding/json, the last of duplicate members wins.
+func memberValue(raw []byte, key string) (val []byte, found bool) {
+	depth := 0
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			end := stringEnd(raw, i)
+			if depth == 1 && string(raw[i:end]) == key {
+				j := skipSpace(raw, end)
+				if j < len(raw) && raw[j] == ':' { // a member's name, not a value
+					start := skipSpace(raw, j+1)
+					stop := valueEnd(raw, start)
+					val, found = raw[start:stop], true
+					i = stop - 1
+					continue
+				}
+			}
+			i = end - 1
+		}
 	}
-	return body.Usage.usage(), true
+	return val, found
+}
+
+// stringEnd returns the index just past the string that starts with the
+// quote at raw[i].
+func stringEnd(raw []byte, i int) int {
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(raw)
+}
+
+// valueEnd returns the index just past the JSON value starting at raw[i].
+func valueEnd(raw []byte, i int) int {
+	if i >= len(raw) {
+		return i
+	}
+	switch raw[i] {
+	case '"':
+		return stringEnd(raw, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(raw); j++ {
+			switch raw[j] {
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			case '"':
+				j = stringEnd(raw, j) - 1
+			}
+		}
+		return len(raw)
+	}
+	j := i // a number, true, false or null
+	for j < len(raw) && strings.IndexByte(",}] \t\r\n", raw[j]) < 0 {
+		j++
+	}
+	return j
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
+		i++
+	}
+	return i
 }
 
 // usageFromEvent reads usage from a stream event: the usage chunk of chat

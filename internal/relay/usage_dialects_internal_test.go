@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -220,4 +221,79 @@ func sourceUsage(t *testing.T, d dialect, text string) pricing.Usage {
 		}
 	}
 	return billedUsage(src.usage())
+}
+
+// decodeUsage's checked tells copyJSON that the answer was scanned whole:
+// it must be false for anything that is not JSON, or garbage with a usage
+// field in it would reach the client as an answer.
+func TestDecodeUsageSaysWhetherTheAnswerIsJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		raw         string
+		ok, checked bool
+	}{
+		{"usage", `{"id":"x","usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}`, true, true},
+		{"truncated after usage", `{"id":"x","usage":{"prompt_tokens":3,"completion_tokens":4}`, false, false},
+		{"garbage after the document", `{"usage":{"prompt_tokens":3,"completion_tokens":4}} <html>`, false, false},
+		{"usage of the wrong type", `{"usage":{"prompt_tokens":"three"}}`, false, true},
+		{"no usage: not decoded", `{"id":"x"}`, false, false},
+		{"null usage: not decoded", `{"usage":null}`, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ok, checked := decodeUsage(usageChat, []byte(tc.raw))
+			if ok != tc.ok || checked != tc.checked {
+				t.Fatalf("ok %v checked %v, want %v %v", ok, checked, tc.ok, tc.checked)
+			}
+		})
+	}
+}
+
+// memberValue finds the top-level member only: a usage nested in a choice,
+// or written inside a string, is not the answer's usage.
+func TestMemberValue(t *testing.T) {
+	for _, tc := range []struct {
+		raw, want string
+		found     bool
+	}{
+		{`{"usage":{"a":1}}`, `{"a":1}`, true},
+		{` { "id" : "x" , "usage" : { "a" : [1, {"b": "}"}] } , "z": 1 }`, `{ "a" : [1, {"b": "}"}] }`, true},
+		{`{"choices":[{"usage":{"a":1}}],"usage":null}`, `null`, true},
+		{`{"choices":[{"usage":{"a":1}}]}`, ``, false},
+		{`{"text":"\"usage\":{\"a\":1}","n":2}`, ``, false},
+		{`{"text":"\\","usage":7}`, `7`, true},
+		{`{"usage":{"a":1},"usage":{"a":2}}`, `{"a":2}`, true},
+		{`["usage",{"usage":1}]`, ``, false},
+		{`{"usage":"s\"}"}`, `"s\"}"`, true},
+	} {
+		val, found := memberValue([]byte(tc.raw), `"usage"`)
+		if found != tc.found || string(val) != tc.want {
+			t.Errorf("memberValue(%s) = %q %v, want %q %v", tc.raw, val, found, tc.want, tc.found)
+		}
+	}
+}
+
+// FuzzMemberValue: on any valid JSON object, memberValue finds what
+// encoding/json decodes as the usage member.
+func FuzzMemberValue(f *testing.F) {
+	for _, seed := range []string{`{"usage":{"a":1}}`, `{"a":{"usage":1},"usage":[1,"]"]}`, `{"usage":"\\\""}`, `{"x":"usage","usage" : 1e5}`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var want struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		if !json.Valid([]byte(raw)) || json.Unmarshal([]byte(raw), &want) != nil || strings.Contains(raw, `\u`) ||
+			strings.Count(strings.ToLower(raw), "usage") != strings.Count(raw, "usage") {
+			// Not an object, or a name in other letter case or written with
+			// escapes, which encoding/json matches and the relay, on purpose, not.
+			return
+		}
+		val, found := memberValue([]byte(raw), `"usage"`)
+		if found != (want.Usage != nil) {
+			t.Fatalf("found %v, encoding/json %q", found, want.Usage)
+		}
+		if found && string(val) != string(want.Usage) {
+			t.Fatalf("value %q, encoding/json %q", val, want.Usage)
+		}
+	})
 }
