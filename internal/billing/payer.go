@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -204,29 +204,39 @@ func ConsumeLog(c *Call, o Outcome, cost, uncollected int64) *store.Log {
 // was billed at (its tier's, cache prices of 0 shown as the input price
 // they mean), the cache-write prices only when the call wrote to the cache.
 func consumeContent(p pricing.Price, u pricing.Usage, disc float64, estimated bool, uncollected int64) string {
-	var content string
+	// Appended, not formatted: it is built on every call, and fmt was most
+	// of its cost. strconv's shortest 'g' is what %g printed.
+	content := make([]byte, 0, 160)
 	if p.BillingType == pricing.BillingPerRequest {
-		content = fmt.Sprintf("按次 %g 元, 分组倍率 %g", p.PerRequestPrice, disc)
+		content = appendNumber(content, "按次 ", p.PerRequestPrice, " 元")
 	} else {
 		t := p.TokenPrices(u.PromptTokens)
-		content = fmt.Sprintf("输入 %g 元/百万 tokens, 输出 %g 元/百万 tokens, 缓存 %g 元/百万 tokens",
-			t.InputPrice, t.OutputPrice, t.CachedPrice)
+		content = appendNumber(content, "输入 ", t.InputPrice, " 元/百万 tokens")
+		content = appendNumber(content, ", 输出 ", t.OutputPrice, " 元/百万 tokens")
+		content = appendNumber(content, ", 缓存 ", t.CachedPrice, " 元/百万 tokens")
 		if u.CacheWriteTokens > 0 {
-			content += fmt.Sprintf(", 缓存写入 %g 元/百万 tokens", t.CacheWritePrice)
+			content = appendNumber(content, ", 缓存写入 ", t.CacheWritePrice, " 元/百万 tokens")
 		}
 		if u.CacheWrite1hTokens > 0 {
-			content += fmt.Sprintf(", 1 小时缓存写入 %g 元/百万 tokens", t.CacheWrite1hPrice)
+			content = appendNumber(content, ", 1 小时缓存写入 ", t.CacheWrite1hPrice, " 元/百万 tokens")
 		}
 		if t.Above > 0 {
-			content += fmt.Sprintf(", 上下文超过 %d tokens 档", t.Above)
+			content = strconv.AppendInt(append(content, ", 上下文超过 "...), t.Above, 10)
+			content = append(content, " tokens 档"...)
 		}
-		content += fmt.Sprintf(", 分组倍率 %g", disc)
 	}
+	content = appendNumber(content, ", 分组倍率 ", disc, "")
 	if estimated {
-		content += " (上游未返回用量, tokens 为本地估算)"
+		content = append(content, " (上游未返回用量, tokens 为本地估算)"...)
 	}
 	if uncollected > 0 {
-		content += fmt.Sprintf(" (超出预扣 %d 额度未收取)", uncollected)
+		content = strconv.AppendInt(append(content, " (超出预扣 "...), uncollected, 10)
+		content = append(content, " 额度未收取)"...)
 	}
-	return content
+	return string(content)
+}
+
+// appendNumber appends before, x as %g prints it, and after.
+func appendNumber(b []byte, before string, x float64, after string) []byte {
+	return append(strconv.AppendFloat(append(b, before...), x, 'g', -1, 64), after...)
 }
