@@ -11,9 +11,10 @@ import (
 // so a measure (cmd/bench, /metrics) can tell how many a relay call costs.
 // What is counted is statements, not network packets: a driver may take
 // more than one exchange for one of them (go-sql-driver/mysql prepares a
-// statement with arguments, runs it and closes it, unless interpolateParams
-// is set), and on SQLite they are calls into the library, not trips over a
-// network. The LISTEN connection of notify.go is not counted.
+// statement with arguments, runs it and closes it, when a DSN turns
+// interpolateParams off), and on SQLite they are calls into the library, not trips over a
+// network. The LISTEN connection of notify.go is not counted; the direct
+// statements of direct.go count themselves.
 
 // roundTripCounter counts the statements sent through one Store.
 type roundTripCounter struct{ n atomic.Int64 }
