@@ -60,7 +60,6 @@ func parseMeta(ep *endpoint, r *http.Request, body []byte) (requestMeta, error) 
 func choiceCount(raw json.RawMessage) int64 {
 	var n float64
 	if len(raw) == 0 || json.Unmarshal(raw, &n) != nil || !(n >= 1) { // absent: no error built
-
 		return 1
 	}
 	return int64(min(n, maxChoices))

@@ -80,26 +80,20 @@ func decodeUsage(kind usageKind, raw []byte) (u pricing.Usage, ok, checked bool)
 // as written in raw) of the top-level object raw, which must be valid JSON.
 // Like encoding/json, the last of duplicate members wins.
 func memberValue(raw []byte, key string) (val []byte, found bool) {
-	depth := 0
-	for i := 0; i < len(raw); i++ {
-		switch raw[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case '"':
-			end := stringEnd(raw, i)
-			if depth == 1 && string(raw[i:end]) == key {
-				j := skipSpace(raw, end)
-				if j < len(raw) && raw[j] == ':' { // a member's name, not a value
-					start := skipSpace(raw, j+1)
-					stop := valueEnd(raw, start)
-					val, found = raw[start:stop], true
-					i = stop - 1
-					continue
-				}
-			}
-			i = end - 1
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	// Member by member: name, colon, value, then a comma or the end.
+	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] == '"'; {
+		end := stringEnd(raw, i)
+		start := skipSpace(raw, skipSpace(raw, end)+1)
+		stop := valueEnd(raw, start)
+		if string(raw[i:end]) == key {
+			val, found = raw[start:stop], true
+		}
+		if i = skipSpace(raw, stop); i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
 		}
 	}
 	return val, found

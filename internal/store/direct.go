@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strings"
 )
 
 // Direct statements: the settlement path's big writes (the consume logs and
@@ -23,6 +24,31 @@ func (tx *Tx) execDirect(q string, args ...any) (sql.Result, error) {
 func (tx *Tx) queryDirect(q string, args ...any) (*sql.Rows, error) {
 	tx.s.roundTrips.n.Add(1)
 	return tx.db.Statement.ConnPool.QueryContext(tx.context(), q, args...)
+}
+
+// execRows sends n rows as plain multi-row INSERTs of at most 200 rows:
+// head is "INSERT INTO table (columns) VALUES ", width the arguments of a
+// row, and appendRow appends row i's arguments to args.
+func (tx *Tx) execRows(head string, width, n int, appendRow func(args []any, i int) []any) error {
+	row := "(?" + strings.Repeat(", ?", width-1) + ")"
+	for from := 0; from < n; from += 200 {
+		to := min(n, from+200)
+		var q strings.Builder
+		q.Grow(len(head) + (to-from)*(len(row)+2))
+		q.WriteString(head)
+		args := make([]any, 0, (to-from)*width)
+		for i := from; i < to; i++ {
+			if i > from {
+				q.WriteString(", ")
+			}
+			q.WriteString(row)
+			args = appendRow(args, i)
+		}
+		if _, err := tx.execDirect(q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (tx *Tx) context() context.Context {

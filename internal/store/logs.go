@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -83,35 +84,33 @@ func (tx *Tx) insertLogRows(rows []Log) error {
 		_, err := tx.execDirect(insertLogArrays, logArrays(rows)...)
 		return err
 	}
-	row := "(?" + strings.Repeat(", ?", logColumnCount-1) + ")"
-	for len(rows) > 0 {
-		chunk := rows[:min(len(rows), 200)]
-		rows = rows[len(chunk):]
-		var q strings.Builder
-		q.Grow(len(logColumns) + 40 + len(chunk)*(len(row)+2))
-		q.WriteString("INSERT INTO logs (" + logColumns + ") VALUES ")
-		args := make([]any, 0, len(chunk)*logColumnCount)
-		for i := range chunk {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(row)
-			args = logValues(args, &chunk[i])
-		}
-		if _, err := tx.execDirect(q.String(), args...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tx.execRows("INSERT INTO logs ("+logColumns+") VALUES ", logColumnCount, len(rows),
+		func(args []any, i int) []any { return logValues(args, &rows[i]) })
 }
 
-// insertLogArrays inserts the rows of logArrays' column arrays; the casts
-// name the arrays' types, which the columns take by assignment.
-const insertLogArrays = "INSERT INTO logs (" + logColumns + ") SELECT * FROM unnest(" +
-	"$1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], " +
-	"$9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[], " +
-	"$17::bigint[], $18::text[], $19::bigint[], $20::boolean[], $21::bigint[], $22::bigint[], $23::text[], $24::bigint[], " +
-	"$25::text[], $26::text[])"
+// insertLogArrays inserts the rows of logArrays' column arrays; each
+// argument is cast to its array's type, which the column takes by
+// assignment.
+var insertLogArrays = func() string {
+	var q strings.Builder
+	q.WriteString("INSERT INTO logs (" + logColumns + ") SELECT * FROM unnest(")
+	for i, column := range logArrays(nil) {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("$" + strconv.Itoa(i+1))
+		switch column.(type) {
+		case []int64:
+			q.WriteString("::bigint[]")
+		case []string:
+			q.WriteString("::text[]")
+		case []bool:
+			q.WriteString("::boolean[]")
+		}
+	}
+	q.WriteString(")")
+	return q.String()
+}()
 
 // logArrays returns rows as one array per column, in logColumns' order.
 func logArrays(rows []Log) []any {

@@ -129,8 +129,8 @@ func (tx *Tx) recordKeysPostgres(keys []string, now int64) (map[string]bool, err
 	return fresh, rows.Err()
 }
 
-// recordKeys finds which of the distinct keys were recorded already and records the rest:
-// one SELECT, and one plain multi-row INSERT per 200 keys.
+// recordKeys finds which of the distinct keys were recorded already and
+// records the rest: one SELECT, and one plain multi-row INSERT per 200 keys.
 func (tx *Tx) recordKeys(keys []string, now int64) (map[string]bool, error) {
 	var applied []string
 	if err := tx.db.Model(&SettlementKey{}).Where("settle_key IN ?", keys).Pluck("settle_key", &applied).Error; err != nil {
@@ -149,17 +149,10 @@ func (tx *Tx) recordKeys(keys []string, now int64) (map[string]bool, error) {
 			rows = append(rows, k)
 		}
 	}
-	for len(rows) > 0 {
-		chunk := rows[:min(len(rows), 200)]
-		rows = rows[len(chunk):]
-		args := make([]any, 0, 2*len(chunk))
-		for _, k := range chunk {
-			args = append(args, k, now)
-		}
-		q := "INSERT INTO settlement_keys (settle_key, created_at) VALUES (?, ?)" + strings.Repeat(", (?, ?)", len(chunk)-1)
-		if _, err := tx.execDirect(q, args...); err != nil {
-			return nil, err
-		}
+	err := tx.execRows("INSERT INTO settlement_keys (settle_key, created_at) VALUES ", 2, len(rows),
+		func(args []any, i int) []any { return append(args, rows[i], now) })
+	if err != nil {
+		return nil, err
 	}
 	return fresh, nil
 }
