@@ -221,21 +221,15 @@ func (e QuotaEdit) check() error {
 	return nil
 }
 
+// apply runs e through the store's balance-only writes: the forwarding
+// node applies the rest of its edit itself, and a row change from here
+// could overwrite it by last writer wins.
 func (b *Balances) apply(ctx context.Context, e QuotaEdit) (int64, error) {
 	if e.Table == TableUsers {
-		c := &store.QuotaChange{Before: *e.QuotaBefore, After: e.Quota}
-		if err := b.store.UpdateUser(ctx, e.ID, store.UserPatch{Quota: c}, quotaLog(e.Admin, c)); err != nil {
-			return 0, err
-		}
-		u, err := b.store.UserByID(ctx, e.ID)
-		return u.Quota, err
+		c := store.QuotaChange{Before: *e.QuotaBefore, After: e.Quota}
+		return b.store.MoveUserQuota(ctx, e.ID, c, quotaLog(e.Admin, &c))
 	}
-	t, err := b.store.UpdateToken(ctx, e.UserID, e.ID, func(before store.Token) (store.TokenPatch, error) {
-		if e.QuotaBefore != nil && *e.QuotaBefore != before.RemainQuota {
-			return store.TokenPatch{}, store.ErrBalanceMoved
-		}
-		return store.TokenPatch{RemainQuota: &e.Quota}, nil
-	})
+	t, err := b.store.SetTokenQuota(ctx, e.UserID, e.ID, e.Quota, e.QuotaBefore)
 	return t.RemainQuota, err
 }
 
