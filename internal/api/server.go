@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/auth"
 	"github.com/modelgate/modelgate/internal/channel"
+	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/msgtext"
@@ -50,6 +51,10 @@ type Deps struct {
 	Providers map[string]payment.Provider
 	// Cluster serves the cluster routes; its zero value is cluster mode off.
 	Cluster ClusterDeps
+	// Balances applies admins' quota edits and keys' remain_quota, on the
+	// row's owner node in cluster mode; nil is made over Store and
+	// Cluster.Owner.
+	Balances *owner.Balances
 	// RateLimits reports the rate limiter's state (GET
 	// /api/ratelimit/status); nil answers an empty status.
 	RateLimits RateLimitStatuser
@@ -80,6 +85,9 @@ type Server struct {
 func New(d Deps) *Server {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Balances == nil {
+		d.Balances = owner.NewBalances(d.Store, d.Cluster.Owner)
 	}
 	auth.DummyHash(d.PasswordCost) // made now, not on the first unknown-user login
 	return &Server{Deps: d}

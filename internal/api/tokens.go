@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
@@ -179,6 +181,8 @@ type updateTokenRequest struct {
 
 // updateToken changes the caller's key: the fields sent (nil = unchanged),
 // or with ?status_only=1 the status alone, whatever else the body holds.
+// In cluster mode a changed remain_quota is set on the key's owner node
+// first (owner.Balances): an owner that cannot be reached changes nothing.
 func (s *Server) updateToken(w http.ResponseWriter, r *http.Request) error {
 	var req updateTokenRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
@@ -195,17 +199,21 @@ func (s *Server) updateToken(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	now := time.Now().Unix()
-	owner := caller(r)
+	me := caller(r)
 	decide := func(before store.Token) (store.TokenPatch, error) {
 		if !statusOnly(r) {
 			var err error
-			if patch.Limits, err = s.limitsPatch(owner, &req, before); err != nil {
+			if patch.Limits, err = s.limitsPatch(me, &req, before); err != nil {
 				return patch, err
 			}
 		}
 		return finishTokenPatch(patch, req.Status, before, now)
 	}
-	t, err := s.Store.UpdateToken(r.Context(), caller(r).ID, req.ID, decide)
+	t, err := s.Balances.UpdateToken(r.Context(), me.ID, req.ID, decide)
+	if errors.Is(err, owner.ErrUnavailable) {
+		s.Log.Warn("key remain_quota not forwarded: owner unavailable", "token_id", req.ID, "err", err)
+		return httpx.Failf(MsgTokenQuotaOwnerDown, cluster.Owner(req.ID))
+	}
 	if err != nil {
 		return notFoundToken(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/modelgate/modelgate/internal/cluster"
+	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
@@ -189,7 +191,8 @@ type updateUserRequest struct {
 // as quota − quota_before, and refused when the balance has moved since; a
 // quota without quota_before is ignored, so a form sent back unchanged cannot
 // wipe charges or holds made since it was read. A quota change writes an
-// admin log.
+// admin log. In cluster mode the quota change is made on the user's owner
+// node (owner.Balances): an owner that cannot be reached changes nothing.
 func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	var req updateUserRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
@@ -206,29 +209,20 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	me := caller(r)
-	audit := func(before store.User) *store.Log {
-		if patch.Quota == nil || patch.Quota.After == patch.Quota.Before {
-			return nil
-		}
-		return &store.Log{
-			UserID: before.ID, Username: before.Username, Type: store.LogAdmin, Group: before.Group,
-			Content: fmt.Sprintf("管理员 %s 将用户额度从 %d 修改为 %d", me.Username, patch.Quota.Before, patch.Quota.After),
-		}
-	}
-	err = s.Store.UpdateUser(r.Context(), target.ID, patch, audit)
+	u, err := s.Balances.UpdateUser(r.Context(), owner.UserEdit{ID: target.ID, Patch: patch, Admin: caller(r).Username})
 	switch {
+	case errors.Is(err, owner.ErrUnavailable):
+		s.Log.Warn("user quota not forwarded: owner unavailable", "user_id", target.ID, "err", err)
+		return httpx.Failf(MsgUserQuotaOwnerDown, cluster.Owner(target.ID))
 	case errors.Is(err, store.ErrDuplicate):
 		return httpx.Fail(MsgUsernameTaken)
 	case errors.Is(err, store.ErrBalanceMoved):
 		return httpx.Fail(MsgBalanceMoved)
 	case errors.Is(err, store.ErrBalanceLimit):
 		return httpx.Fail(MsgQuotaRange)
+	case errors.Is(err, store.ErrNotFound):
+		return httpx.Fail(MsgUserNotFound)
 	}
-	if err != nil {
-		return err
-	}
-	u, err := s.Store.UserByID(r.Context(), target.ID)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/auth"
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/logwriter"
@@ -191,6 +192,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		o(&providers)
 	}
 	pinger := a.clusterPinger()
+	clusterDeps := a.clusterDeps(pinger)
 	apiServer := api.New(api.Deps{
 		Store:           st,
 		Options:         a.Options,
@@ -206,7 +208,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Breakers:        a.relay,
 		DataDir:         cfg.DataDir,
 		Providers:       providers,
-		Cluster:         a.clusterDeps(pinger),
+		Cluster:         clusterDeps,
+		Balances:        owner.NewBalances(st, clusterDeps.Owner),
 		RateLimits:      a.limits,
 		PaymentCallback: a.countPaymentCallback,
 		ConfigVersion:   a.ConfigVersion,

@@ -154,6 +154,34 @@ func (s *Store) UpdateToken(ctx context.Context, userID, id int64, decide func(b
 	return after, err
 }
 
+// SetTokenQuota sets userID's token id's remain_quota to quota under the
+// row lock, only while it is *before when before is not nil
+// (ErrBalanceMoved), and returns the row after: the owner's side of a
+// remain_quota edit another node forwarded (docs/cluster.md, Credits:
+// owner node). Like MoveUserQuota it writes the difference alone, no row
+// change.
+func (s *Store) SetTokenQuota(ctx context.Context, userID, id, quota int64, before *int64) (Token, error) {
+	var t Token
+	err := s.write(ctx, "set token quota", func(tx *Tx) error {
+		if err := tx.forUpdate().Where("id = ? AND user_id = ?", id, userID).Take(&t).Error; err != nil {
+			return err
+		}
+		if before != nil && *before != t.RemainQuota {
+			return ErrBalanceMoved
+		}
+		delta := quota - t.RemainQuota
+		if delta == 0 {
+			return nil
+		}
+		if err := tx.db.Exec("UPDATE tokens SET remain_quota = ? WHERE id = ?", quota, id).Error; err != nil {
+			return err
+		}
+		t.RemainQuota = quota
+		return tx.counted("tokens", id, counterDelta{"remain_quota": delta})
+	})
+	return t, err
+}
+
 // DeleteToken removes userID's token id; another user's token is
 // ErrNotFound.
 func (s *Store) DeleteToken(ctx context.Context, userID, id int64) error {

@@ -248,6 +248,36 @@ func (tx *Tx) moveUserQuota(id int64, c QuotaChange) error {
 	return tx.counted("users", id, counterDelta{"quota": c.After - c.Before})
 }
 
+// MoveUserQuota applies c to user id's balance alone, under the row lock,
+// with audit's log (when not nil) in the same transaction, and returns the
+// balance after: the owner's side of an admin's quota edit another node
+// forwarded (docs/cluster.md, Credits: owner node). Unlike UpdateUser it
+// writes no row change, updated_at included: peers get the difference
+// only, so the owner's copy of the other fields cannot overwrite, by last
+// writer wins, what the forwarding node changes beside the quota.
+func (s *Store) MoveUserQuota(ctx context.Context, id int64, c QuotaChange, audit func(before User) *Log) (int64, error) {
+	var after int64
+	err := s.write(ctx, "move user quota", func(tx *Tx) error {
+		var before User
+		if err := tx.forUpdate().Where("id = ?", id).Take(&before).Error; err != nil {
+			return err
+		}
+		if err := tx.moveUserQuota(id, c); err != nil {
+			return err
+		}
+		// Applied, the balance was c.Before; an unchanged quota moved nothing.
+		after = before.Quota + c.After - c.Before
+		if audit == nil {
+			return nil
+		}
+		if log := audit(before); log != nil {
+			return tx.InsertLogs([]Log{*log})
+		}
+		return nil
+	})
+	return after, err
+}
+
 // AddUserQuota changes user id's balance by delta in one statement and
 // writes log in the same transaction. A credit always applies, to a negative
 // balance too, unless it would take the balance above pricing.MaxBalance

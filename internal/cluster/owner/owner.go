@@ -1,9 +1,11 @@
-// Package owner sends the credits of redemption codes and orders to the
-// node that owns them (cluster.Owner: the node that created the row), so a
-// code or an order credits once cluster-wide (docs/cluster.md, Credits:
-// owner node). It decides whether a row is this node's to change and, when
-// not, calls the owner's internal endpoint; the endpoints themselves and
-// the credit are in api and store.
+// Package owner sends the credits of redemption codes and orders, and
+// absolute balance edits of users and keys, to the node that owns the row
+// (cluster.Owner: the node that created it), so a code or an order credits
+// once and two edits of one balance apply at most once cluster-wide
+// (docs/cluster.md, Credits: owner node). The Router decides whether a row
+// is this node's to change and, when not, calls the owner's internal
+// endpoint; Balances is the use-case of a balance edit, here or on the
+// owner. The endpoints themselves are in api, the credits in store.
 package owner
 
 import (
