@@ -301,10 +301,10 @@ func (p *Pusher) rewind(ctx context.Context, n store.ClusterNode, cursor, first 
 	if !errors.As(err, &r) || json.Unmarshal(r.Data, &d) != nil {
 		return false, err
 	}
-	if d.ExpectedID <= 0 || d.ExpectedID >= first || d.ExpectedID%cluster.IDStride != int64(p.cfg.Self.NodeID) {
+	back, ok := rewindTo(d.ExpectedID, first, p.cfg.Self.NodeID)
+	if !ok {
 		return false, err
 	}
-	back := d.ExpectedID - cluster.IDStride
 	p.cfg.Log.Warn("cluster peer refused a batch out of sequence; resending from the event it needs", "node_id", n.NodeID,
 		"address", n.Address, "expected_id", d.ExpectedID, "sent_from", first, "cursor", cursor)
 	// Kept even when shutting down now, as an acknowledgement is.
@@ -312,6 +312,17 @@ func (p *Pusher) rewind(ctx context.Context, n store.ClusterNode, cursor, first 
 		return false, err
 	}
 	return true, nil
+}
+
+// rewindTo is the cursor a peer that refused a batch of node self's
+// events starting at first, needing expected, is rewound to: just before
+// expected. ok is false when expected is not an event of self before
+// first: the cursor never moves forward on a peer's word.
+func rewindTo(expected, first int64, self int) (cursor int64, ok bool) {
+	if expected <= 0 || expected >= first || expected%cluster.IDStride != int64(self) {
+		return 0, false
+	}
+	return expected - cluster.IDStride, true
 }
 
 // maxBatchesPerTurn bounds one push to a peer; a peer with more to catch
