@@ -64,7 +64,8 @@ func TestClusterFinalStatesWin(t *testing.T) {
 	a := topup(t, u, map[string]any{"preset_amount": 10, "pay_method": "bank"})
 	root.OK("POST", apptest.Path("/api/order/%d/test_pay", a.Order.ID), nil)
 	// Later than the payment, whose time passed the applied events' above.
-	later = time.Now().Add(time.Hour).UnixMicro()
+	// Within CLUSTER_MAX_CLOCK_SKEW (5 min): a later time is refused.
+	later = time.Now().Add(3 * time.Minute).UnixMicro()
 	if got := syncFrom(t, e, 4, "orders", a.Order.ID, map[string]any{"id": a.Order.ID, "status": 0, "pay_status": 0}, later); got != [2]int{0, 1} {
 		t.Fatalf("a newer pending row over a paid order: applied/skipped %v, want skipped", got)
 	}

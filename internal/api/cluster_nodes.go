@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
@@ -33,9 +34,20 @@ type ClusterDeps struct {
 	Pinger NodePinger
 	// BatchSize is CLUSTER_BATCH_SIZE: the most events a sync batch holds.
 	BatchSize int
+	// MaxClockSkew is CLUSTER_MAX_CLOCK_SKEW: a batch holding an event
+	// dated further past this node's clock is refused (0: the default).
+	MaxClockSkew time.Duration
 	// Owner sends credits of codes and orders other nodes own to them;
 	// nil (cluster mode off) credits everything here.
 	Owner *owner.Router
+}
+
+// maxClockSkew is MaxClockSkew, or its default.
+func (d ClusterDeps) maxClockSkew() time.Duration {
+	if d.MaxClockSkew > 0 {
+		return d.MaxClockSkew
+	}
+	return store.DefaultMaxClockSkew
 }
 
 // NodePinger pings a peer, records the outcome and learns its list.
@@ -84,6 +96,55 @@ func viewAdminNode(n *store.ClusterNode) adminNodeView {
 	return adminNodeView{nodeView: viewNode(n), SecretKey: n.SecretKey}
 }
 
+// replicationView is a peer's replication as this node sees it (issue 24
+// §2), shown by the list and the read of a node record.
+type replicationView struct {
+	// State is cluster.State: alive, failed, awaiting_secret or
+	// needs_resync.
+	State string `json:"state"`
+	// PendingEvents counts this node's events the peer has not
+	// acknowledged; LagSeconds is the age of the oldest of them (0: none).
+	PendingEvents int64 `json:"pending_events"`
+	LagSeconds    int64 `json:"lag_seconds"`
+	// AppliedSeq is the last seq of the peer's events applied here;
+	// AckedSeq the last seq of this node's events the peer acknowledged.
+	AppliedSeq int64 `json:"applied_seq"`
+	AckedSeq   int64 `json:"acked_seq"`
+}
+
+// statusNodeView is a node record with its replication.
+type statusNodeView struct {
+	adminNodeView
+	replicationView
+}
+
+func viewReplication(n *store.ClusterNode, rep store.PeerReplication, start, now int64) replicationView {
+	v := replicationView{
+		State:         cluster.State(n.Status, n.SecretKey != "", cluster.NeedsResync(rep.Acked, start)),
+		PendingEvents: rep.Pending,
+		AppliedSeq:    rep.Applied / cluster.IDStride,
+		AckedSeq:      rep.Acked / cluster.IDStride,
+	}
+	if rep.Pending > 0 {
+		v.LagSeconds = max(now-rep.OldestPending, 0)
+	}
+	return v
+}
+
+// viewNodesStatus views rows with their replication, read in one go.
+func (s *Server) viewNodesStatus(ctx context.Context, rows []store.ClusterNode) ([]statusNodeView, error) {
+	reps, start, err := s.Store.ReplicationState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().Unix()
+	views := make([]statusNodeView, len(rows))
+	for i := range rows {
+		views[i] = statusNodeView{viewAdminNode(&rows[i]), viewReplication(&rows[i], reps[rows[i].NodeID], start, now)}
+	}
+	return views, nil
+}
+
 func (s *Server) listClusterNodes(w http.ResponseWriter, r *http.Request) error {
 	pg, err := page(r)
 	if err != nil {
@@ -93,9 +154,9 @@ func (s *Server) listClusterNodes(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	views := make([]adminNodeView, len(rows))
-	for i := range rows {
-		views[i] = viewAdminNode(&rows[i])
+	views, err := s.viewNodesStatus(r.Context(), rows)
+	if err != nil {
+		return err
 	}
 	return httpx.OKList(w, views, total)
 }
@@ -105,7 +166,11 @@ func (s *Server) getClusterNode(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpx.OK(w, viewAdminNode(&n))
+	views, err := s.viewNodesStatus(r.Context(), []store.ClusterNode{n})
+	if err != nil {
+		return err
+	}
+	return httpx.OK(w, views[0])
 }
 
 // clusterNode reads the record of the path's id.

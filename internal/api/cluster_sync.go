@@ -1,10 +1,14 @@
 package api
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // clusterSync answers POST /api/cluster/sync (spec): a peer pushes a batch
@@ -19,11 +23,26 @@ func (s *Server) clusterSync(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	events, msg, args := replicate.CheckBatch(b, s.Cluster.Self.NodeID, s.Cluster.BatchSize)
+	if msg == "" {
+		msg, args = replicate.CheckClock(events, time.Now(), s.Cluster.maxClockSkew())
+	}
 	if msg != "" {
-		s.Log.Warn("cluster sync batch refused", "source_node_id", b.SourceNodeID, "events", len(b.Events), "remote", r.RemoteAddr)
+		s.Log.Warn("cluster sync batch refused", "source_node_id", b.SourceNodeID, "events", len(b.Events), "remote", r.RemoteAddr,
+			"reason", fmt.Sprintf(msg, args...))
 		return httpx.Failf(msg, args...)
 	}
 	applied, skipped, err := s.Store.ApplyEvents(r.Context(), b.SourceNodeID, events)
+	var gap *store.SequenceError
+	if errors.As(err, &gap) {
+		// Nothing applied: the sender resends from the event named
+		// (issue 24 §2), or finds it pruned and reports the peer as
+		// needing a resync.
+		s.Log.Warn("cluster sync batch refused: out of sequence", "source_node_id", b.SourceNodeID, "events", len(b.Events),
+			"first_id", events[0].ID, "expected_id", gap.Expected, "remote", r.RemoteAddr)
+		e := httpx.Failf(replicate.MsgOutOfSequence, gap.Expected)
+		e.Data = replicate.Refused{ExpectedID: gap.Expected}
+		return e
+	}
 	if err != nil {
 		return err
 	}

@@ -111,17 +111,19 @@ func TestClusterSyncBatchRules(t *testing.T) {
 	}
 	before := quotaOn(t, root, uid)
 
-	// A delta batch sent twice moves the balance once.
+	// A delta batch sent twice moves the balance once. The batch is every
+	// event after the mark (the delta and the top-up's log): a receiver
+	// takes a source's events in sequence only.
 	mark := src.last(t)
 	src.root.OK("POST", "/api/topup", map[string]any{"user_id": uid, "quota": 1234})
-	delta := src.events(t, mark, "users")
-	if len(delta) != 1 || delta[0].Kind != store.KindDelta {
+	if delta := src.events(t, mark, "users"); len(delta) != 1 || delta[0].Kind != store.KindDelta {
 		t.Fatalf("top-up events: %+v", delta)
 	}
-	if a := push(t, sc, 7, delta); a != (replicate.Answer{Applied: 1}) {
+	batch := src.events(t, mark, "")
+	if a := push(t, sc, 7, batch); a != (replicate.Answer{Applied: len(batch)}) {
 		t.Fatalf("delta: %+v", a)
 	}
-	if a := push(t, sc, 7, delta); a != (replicate.Answer{Skipped: 1}) {
+	if a := push(t, sc, 7, batch); a != (replicate.Answer{Skipped: len(batch)}) {
 		t.Fatalf("the same delta again: %+v", a)
 	}
 	if q := quotaOn(t, root, uid); q != before+1234 {
@@ -133,10 +135,11 @@ func TestClusterSyncBatchRules(t *testing.T) {
 	// (node 9: no applied mark to lock yet).
 	mark = src.last(t)
 	src.root.OK("POST", "/api/topup", map[string]any{"user_id": uid, "quota": 100})
-	delta = src.events(t, mark, "users")
+	batch = src.events(t, mark, "")
+	delta := src.events(t, mark, "users")
 	first := replicate.Event{ID: 59, TableName: "users", Operation: "UPDATE", Kind: store.KindDelta, PrimaryKey: uid,
 		Data: json.RawMessage(`{"quota":10}`), EventTimeUS: time.Now().UnixMicro()}
-	for _, b := range []replicate.Batch{{SourceNodeID: 7, Events: delta}, {SourceNodeID: 9, Events: []replicate.Event{first}}} {
+	for _, b := range []replicate.Batch{{SourceNodeID: 7, Events: batch}, {SourceNodeID: 9, Events: []replicate.Event{first}}} {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var applied int
@@ -157,8 +160,8 @@ func TestClusterSyncBatchRules(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if applied != 1 {
-			t.Fatalf("batch of node %d pushed 6 times at once: applied %d times", b.SourceNodeID, applied)
+		if applied != len(b.Events) {
+			t.Fatalf("batch of node %d pushed 6 times at once: %d events applied, want %d", b.SourceNodeID, applied, len(b.Events))
 		}
 	}
 	if q := quotaOn(t, root, uid); q != before+1344 {
@@ -175,7 +178,8 @@ func TestClusterSyncBatchRules(t *testing.T) {
 		t.Fatalf("quota %d after an own event", q)
 	}
 
-	// Batch size: 50 pass, 51 are refused whole.
+	// Batch size: 50 pass, 51 are refused whole. The events follow node
+	// 7's last one, seq after seq.
 	mk := func(n int, first int64) []replicate.Event {
 		evs := make([]replicate.Event, n)
 		for i := range evs {
@@ -185,12 +189,12 @@ func TestClusterSyncBatchRules(t *testing.T) {
 		}
 		return evs
 	}
-	next := (src.last(t)/50 + 1000) * 50
-	sc.Fail("POST", "/api/cluster/sync", replicate.Batch{SourceNodeID: 7, Events: mk(51, next+7)}, http.StatusOK, fmt.Sprintf(replicate.MsgTooManyEvents, 50))
+	next := src.last(t) + 50
+	sc.Fail("POST", "/api/cluster/sync", replicate.Batch{SourceNodeID: 7, Events: mk(51, next)}, http.StatusOK, fmt.Sprintf(replicate.MsgTooManyEvents, 50))
 	if q := quotaOn(t, root, uid); q != before+1344 {
 		t.Fatalf("quota %d after a refused batch", q)
 	}
-	if a := push(t, sc, 7, mk(50, next+7)); a != (replicate.Answer{Applied: 50}) {
+	if a := push(t, sc, 7, mk(50, next)); a != (replicate.Answer{Applied: 50}) {
 		t.Fatalf("50 events: %+v", a)
 	}
 	if q := quotaOn(t, root, uid); q != before+1394 {
@@ -292,10 +296,10 @@ func TestClusterSyncRefusals(t *testing.T) {
 	// Hostile content inside well-formed events: a NUL in a row's text, an
 	// amount at int64's limit. Each is skipped alone; nothing changes.
 	now := time.Now()
-	nul := replicate.Event{ID: 157, TableName: "users", Operation: "UPDATE", PrimaryKey: uid,
+	nul := replicate.Event{ID: 107, TableName: "users", Operation: "UPDATE", PrimaryKey: uid,
 		Data:      json.RawMessage(fmt.Sprintf(`{"id":%d,"username":"target","display_name":"x\u0000y"}`, uid)),
 		EventTime: now.Unix(), EventTimeUS: now.UnixMicro()}
-	huge := with(func(e *replicate.Event) { e.ID = 207; e.Data = json.RawMessage(`{"quota":9223372036854775807}`) })
+	huge := with(func(e *replicate.Event) { e.ID = 157; e.Data = json.RawMessage(`{"quota":9223372036854775807}`) })
 	if a := push(t, c, 7, []replicate.Event{nul, huge}); a != (replicate.Answer{Skipped: 2}) {
 		t.Fatalf("hostile events: %+v", a)
 	}
@@ -326,8 +330,8 @@ func TestClusterSyncOutOfOrder(t *testing.T) {
 	push(t, toA, 8, insert)
 	markA := a.last(t)
 	a.root.OK("POST", "/api/topup", map[string]any{"user_id": uid, "quota": 4321})
-	delta := a.events(t, markA, "users")
-	if got := push(t, toRecv, 7, delta); got != (replicate.Answer{Applied: 1}) {
+	delta := a.events(t, markA, "")
+	if got := push(t, toRecv, 7, delta); got != (replicate.Answer{Applied: len(delta)}) {
 		t.Fatalf("parked delta: %+v", got)
 	}
 	if _, ok := userOn(t, root, uid); ok {
@@ -350,9 +354,11 @@ func TestClusterSyncOutOfOrder(t *testing.T) {
 	update := a.events(t, markA, "")
 	markB = b.last(t)
 	b.root.OK("DELETE", apptest.Path("/api/model_price/%d", pid), nil)
-	if got := push(t, toRecv, 8, b.events(t, markB, "")); got != (replicate.Answer{Applied: 1}) {
+	deleted := b.events(t, markB, "")
+	if got := push(t, toRecv, 8, deleted); got != (replicate.Answer{Applied: 1}) {
 		t.Fatalf("delete: %+v", got)
 	}
+	push(t, toA, 8, deleted) // node 7 takes node 8's events in sequence too
 	if got := push(t, toRecv, 7, update); got != (replicate.Answer{Skipped: 1}) {
 		t.Fatalf("the older update after the delete: %+v", got)
 	}

@@ -34,7 +34,7 @@ func (a *App) clusterDeps(p *ping.Pinger) api.ClusterDeps {
 		return api.ClusterDeps{}
 	}
 	return api.ClusterDeps{Enabled: true, Self: a.self(), Pinger: p, BatchSize: a.cfg.Cluster.BatchSize,
-		Owner: owner.New(a.cfg.Cluster.NodeID, a.Store)}
+		MaxClockSkew: a.cfg.Cluster.MaxClockSkew, Owner: owner.New(a.cfg.Cluster.NodeID, a.Store)}
 }
 
 // startReplication turns the store's outbox on and builds the pusher
@@ -42,7 +42,7 @@ func (a *App) clusterDeps(p *ping.Pinger) api.ClusterDeps {
 // at once; the other caches listen to the store themselves.
 func (a *App) startReplication() {
 	c := a.cfg.Cluster
-	a.Store.EnableOutbox(store.OutboxOptions{Logs: c.SyncLogs})
+	a.Store.EnableOutbox(store.OutboxOptions{Logs: c.SyncLogs, MaxClockSkew: c.MaxClockSkew})
 	a.pusher = replicate.New(a.Store, replicate.Config{Self: a.self(), Interval: c.PushInterval, BatchSize: c.BatchSize, Log: a.log})
 	a.Store.OnCommit(a.pusher.Changed)
 	a.Store.OnCommit(func(changes []store.Change) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/breaker"
+	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/metrics"
 	"github.com/modelgate/modelgate/internal/relay"
 )
@@ -103,11 +104,7 @@ func (a *App) clusterPeers(ctx context.Context) ([]metrics.Peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cursors, err := a.Store.ClusterCursors(ctx)
-	if err != nil {
-		return nil, err
-	}
-	last, err := a.Store.LastEventID(ctx)
+	reps, start, err := a.Store.ReplicationState(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +118,13 @@ func (a *App) clusterPeers(ctx context.Context) ([]metrics.Peer, error) {
 		if n.LastHeartbeat > 0 {
 			age = float64(max(now-n.LastHeartbeat, 0))
 		}
-		peers = append(peers, metrics.Peer{NodeID: n.NodeID, Name: n.NodeName, Pending: max(last-cursors[n.NodeID], 0),
-			HeartbeatAge: age, PingFailures: n.PingFailures})
+		rep := reps[n.NodeID]
+		lag := 0.0
+		if rep.Pending > 0 {
+			lag = float64(max(now-rep.OldestPending, 0))
+		}
+		peers = append(peers, metrics.Peer{NodeID: n.NodeID, Name: n.NodeName, Pending: rep.Pending, Lag: lag,
+			HeartbeatAge: age, PingFailures: n.PingFailures, NeedsResync: cluster.NeedsResync(rep.Acked, start)})
 	}
 	return peers, nil
 }

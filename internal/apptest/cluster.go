@@ -2,6 +2,7 @@ package apptest
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"testing"
@@ -17,6 +18,13 @@ import (
 // defaults as in New (CLUSTER_PING_INTERVAL, CLUSTER_MAX_PING_FAILURES).
 func NewNode(t testing.TB, nodeID int, secret string, env ...string) *Env {
 	t.Helper()
+	return NewNodeWithLog(t, nodeID, secret, nil, env...)
+}
+
+// NewNodeWithLog is NewNode logging to log (a test reading the node's log
+// lines); nil logs as NewNode does.
+func NewNodeWithLog(t testing.TB, nodeID int, secret string, log *slog.Logger, env ...string) *Env {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +35,11 @@ func NewNode(t testing.TB, nodeID int, secret string, env ...string) *Env {
 		"CLUSTER_NODE_ADDRESS", "http://" + ln.Addr().String(),
 		"CLUSTER_SECRET", secret,
 	}
-	return startOn(t, Config(t, append(vars, env...)...), ln, []app.Option(nil)...)
+	cfg := Config(t, append(vars, env...)...)
+	if log == nil {
+		return startOn(t, cfg, ln, []app.Option(nil)...)
+	}
+	return startLogged(t, cfg, ln, log)
 }
 
 // URL is the base address of the gateway.

@@ -102,6 +102,11 @@ type Cluster struct {
 	BatchSize       int
 	// SyncLogs replicates logs too (CLUSTER_SYNC_LOGS, default true).
 	SyncLogs bool
+	// MaxClockSkew is how far past this node's clock a received event may
+	// be dated (CLUSTER_MAX_CLOCK_SKEW, default 5m): a batch with one
+	// dated later is refused, and the hybrid clock never runs further
+	// ahead.
+	MaxClockSkew time.Duration
 }
 
 // Load reads the configuration from args (without the program name) and
@@ -234,6 +239,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	cl.PushInterval = durationVar("CLUSTER_PUSH_INTERVAL", time.Second)
 	cl.MaxPingFailures = intVar("CLUSTER_MAX_PING_FAILURES", 3)
 	cl.BatchSize = intVar("CLUSTER_BATCH_SIZE", 50)
+	cl.MaxClockSkew = durationVar("CLUSTER_MAX_CLOCK_SKEW", 5*time.Minute)
 	cl.SyncLogs = true
 	if v := strings.TrimSpace(getenv("CLUSTER_SYNC_LOGS")); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -267,6 +273,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if cl.BatchSize < 1 || cl.BatchSize > 1000 {
 		bad("CLUSTER_BATCH_SIZE: must be 1 to 1000")
+	}
+	if cl.MaxClockSkew < time.Second || cl.MaxClockSkew > 24*time.Hour {
+		bad("CLUSTER_MAX_CLOCK_SKEW: must be between 1s and 24h")
 	}
 
 	if len(problems) > 0 {

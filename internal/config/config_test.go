@@ -63,7 +63,8 @@ func TestClusterMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Cluster.Enabled || c.Cluster.NodeName != "node-7" || c.Cluster.PingInterval != 3*time.Second {
+	if !c.Cluster.Enabled || c.Cluster.NodeName != "node-7" || c.Cluster.PingInterval != 3*time.Second ||
+		c.Cluster.MaxClockSkew != 5*time.Minute {
 		t.Fatalf("cluster = %+v", c.Cluster)
 	}
 }
@@ -90,6 +91,9 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 		{map[string]string{"CLUSTER_NODE_ID": "50"}, []string{"CLUSTER_NODE_ID", "CLUSTER_NODE_ADDRESS", "CLUSTER_SECRET"}},
 		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "n3:3000", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ADDRESS"}},
 		{map[string]string{"CLUSTER_PUSH_INTERVAL": "soon", "CLUSTER_BATCH_SIZE": "0"}, []string{"CLUSTER_PUSH_INTERVAL", "CLUSTER_BATCH_SIZE"}},
+		{map[string]string{"CLUSTER_MAX_CLOCK_SKEW": "5"}, []string{"CLUSTER_MAX_CLOCK_SKEW"}},
+		{map[string]string{"CLUSTER_MAX_CLOCK_SKEW": "500ms"}, []string{"CLUSTER_MAX_CLOCK_SKEW: must be between 1s and 24h"}},
+		{map[string]string{"CLUSTER_MAX_CLOCK_SKEW": "25h"}, []string{"CLUSTER_MAX_CLOCK_SKEW: must be between 1s and 24h"}},
 		{map[string]string{"SQL_MAX_OPEN_CONNS": "1"}, []string{"SQL_MAX_OPEN_CONNS"}},
 		{map[string]string{"SQL_MAX_OPEN_CONNS": "many"}, []string{"SQL_MAX_OPEN_CONNS"}},
 		{map[string]string{"CLUSTER_NODE_ID": "1", "CLUSTER_NODE_ADDRESS": "http://a", "CLUSTER_SECRET": "s", "CLUSTER_SYNC_LOGS": "sometimes"}, []string{"CLUSTER_SYNC_LOGS"}},

@@ -39,6 +39,9 @@ const (
 type Error struct {
 	Status  int
 	Message string
+	// Data, when set, is the envelope's data: what a caller needs to act
+	// on the refusal (a cluster sync's expected_id).
+	Data any
 	// format and args are Failf's, kept so the message is rendered from
 	// its format rather than matched back from the formatted text.
 	format string
@@ -222,6 +225,6 @@ func Adapt(log *slog.Logger, lang func() msgtext.Lang, h HandlerFunc) http.Handl
 			log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 			e = FailStatus(http.StatusInternalServerError, MsgInternal)
 		}
-		_ = WriteJSON(w, e.Status, Envelope{Success: false, Message: e.Text(l)})
+		_ = WriteJSON(w, e.Status, Envelope{Success: false, Message: e.Text(l), Data: e.Data})
 	})
 }

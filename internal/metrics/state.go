@@ -42,11 +42,16 @@ type Peer struct {
 	NodeID int
 	Name   string
 	// Pending is how many of this node's events the peer has not
-	// acknowledged; HeartbeatAge the seconds since it last answered a
-	// ping (-1: never); PingFailures its consecutive failed pings.
+	// acknowledged (a count of events, not a difference of ids); Lag the
+	// age in seconds of the oldest of them (0: none); HeartbeatAge the
+	// seconds since it last answered a ping (-1: never); PingFailures its
+	// consecutive failed pings; NeedsResync is true when it needs events
+	// pruned here (pushing to it stopped).
 	Pending      int64
+	Lag          float64
 	HeartbeatAge float64
 	PingFailures int
+	NeedsResync  bool
 }
 
 // scrapeTimeout bounds the database reads of one scrape.
@@ -78,6 +83,8 @@ var (
 	rlRedisDownDesc   = desc("ratelimit_redis_down", "1 while the rate limiter's last call to Redis failed.")
 	peerPendingDesc   = desc("cluster_peer_pending_events", "This node's replication events a peer has not acknowledged yet.", "peer")
 	peerLagDesc       = desc("cluster_peer_heartbeat_age_seconds", "Seconds since a peer last answered a ping (-1: never).", "peer")
+	peerEventLagDesc  = desc("cluster_peer_lag_seconds", "Age of the oldest of this node's replication events a peer has not acknowledged (0: none).", "peer")
+	peerResyncDesc    = desc("cluster_peer_needs_resync", "1 while a peer needs replication events this node has pruned: pushing to it stopped until it joins again from a snapshot.", "peer")
 	peerPingFailDesc  = desc("cluster_peer_ping_failures", "A peer's consecutive failed pings.", "peer")
 	dbRoundTripsDesc  = desc("db_round_trips_total", "Statements sent to the database, each transaction's BEGIN and COMMIT or ROLLBACK included.")
 	scrapeErrDesc     = desc("scrape_errors", "Sources that failed during this scrape (1 each), by source.", "source")
@@ -178,6 +185,12 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 				label = "node-" + strconv.Itoa(p.NodeID)
 			}
 			gauge(peerPendingDesc, float64(p.Pending), label)
+			gauge(peerEventLagDesc, p.Lag, label)
+			resync := 0.0
+			if p.NeedsResync {
+				resync = 1
+			}
+			gauge(peerResyncDesc, resync, label)
 			gauge(peerLagDesc, p.HeartbeatAge, label)
 			gauge(peerPingFailDesc, float64(p.PingFailures), label)
 		}

@@ -269,6 +269,8 @@ var english = map[string]entry{
 	"一批最多 %d 个事件":                                            {text: "a batch holds at most %d events"},
 	"第 %d 个事件无效":                                             {text: "event %d of the batch is invalid"},
 	"事件 %d 不是节点 %d 产生的":                                      {text: "event %d did not originate on node %d"},
+	"事件不连续:本节点下一个需要的是事件 %d":                                  {text: "events out of sequence: this node needs event %d next"},
+	"事件 %d 的时间超前本节点的时钟超过 %s":                                 {text: "event %d is dated more than %s past this node's clock"},
 	"ping 的发送方 node_id 与本节点相同":                               {text: "the ping sender's node_id is this node's own id"},
 	"兑换码所属的集群节点 %d 暂时无法处理兑换,请稍后重试":                           {text: "cluster node %d, which owns this code, cannot redeem it right now; please try again later"},
 	"订单所属的集群节点 %d 暂时无法处理该操作,请稍后重试":                           {text: "cluster node %d, which owns this order, cannot process it right now; please try again later"},

@@ -53,11 +53,20 @@ type outboxConfig struct {
 	logs bool
 }
 
+// DefaultMaxClockSkew is how far past this node's wall clock an event's
+// time may be (CLUSTER_MAX_CLOCK_SKEW's default): the hybrid clock never
+// follows a peer's time further.
+const DefaultMaxClockSkew = 5 * time.Minute
+
 // OutboxOptions configures the outbox.
 type OutboxOptions struct {
 	// Logs replicates consume, top-up, admin and error logs too
 	// (CLUSTER_SYNC_LOGS, on by default).
 	Logs bool
+	// MaxClockSkew bounds how far past the wall clock a peer's event time
+	// moves this node's hybrid clock (CLUSTER_MAX_CLOCK_SKEW; 0:
+	// DefaultMaxClockSkew).
+	MaxClockSkew time.Duration
 }
 
 // EnableOutbox turns replication on (cluster mode): from now on every
@@ -66,6 +75,7 @@ type OutboxOptions struct {
 // written, so seeds stay per node, and before serving.
 func (s *Store) EnableOutbox(o OutboxOptions) {
 	s.outbox = &outboxConfig{logs: o.Logs}
+	s.clock.setMaxAhead(o.MaxClockSkew)
 }
 
 // counterDelta is column → amount added by one change.
@@ -129,10 +139,20 @@ func newer(t int64, node int, vt int64, vnode int) bool {
 
 // hybridClock hands out write times in microseconds that never go back
 // and pass every version this node has seen, so a write here always wins
-// over what it overwrites, even when this node's clock is behind.
+// over what it overwrites, even when this node's clock is behind. A time
+// seen is followed at most maxAhead past the wall clock: a peer's event
+// dated in the far future (issue 24 §2: one dated 2100) cannot drag every
+// later write of this node there.
 type hybridClock struct {
-	mu   sync.Mutex
-	last int64
+	mu       sync.Mutex
+	last     int64
+	maxAhead time.Duration // 0: DefaultMaxClockSkew
+}
+
+func (c *hybridClock) setMaxAhead(d time.Duration) {
+	c.mu.Lock()
+	c.maxAhead = d
+	c.mu.Unlock()
 }
 
 func (c *hybridClock) next(after int64) int64 {
@@ -145,7 +165,11 @@ func (c *hybridClock) next(after int64) int64 {
 
 func (c *hybridClock) observe(t int64) {
 	c.mu.Lock()
-	c.last = max(c.last, t)
+	ahead := c.maxAhead
+	if ahead <= 0 {
+		ahead = DefaultMaxClockSkew
+	}
+	c.last = max(c.last, min(t, time.Now().Add(ahead).UnixMicro()))
 	c.mu.Unlock()
 }
 

@@ -38,7 +38,9 @@ func (appliedMark) TableName() string { return "cluster_applied" }
 // Receiving). Skipped: events of this node (spec rule 1), events at or
 // below what this node already applied from source (a re-delivered batch),
 // and events that lose to the row's current version or cannot apply here
-// (logged). Nothing applied is written to this node's outbox; the changes
+// (logged). A batch whose events of source do not continue the applied
+// mark one seq at a time is refused whole with a *SequenceError, nothing
+// applied. Nothing applied is written to this node's outbox; the changes
 // are told to the OnCommit listeners, so caches drop what moved.
 func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (applied, skipped int, err error) {
 	for _, ev := range events {
@@ -62,12 +64,17 @@ func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (ap
 		if err := tx.forUpdate().Where("node_id = ?", source).Limit(1).Find(&mark).Error; err != nil {
 			return err
 		}
+		if expected, ok := checkSequence(source, mark.EventID, events); !ok {
+			return &SequenceError{Source: source, Expected: expected}
+		}
 		last := mark.EventID
 		for _, ev := range events {
 			if ev.Node() == int(s.nodeID) || ev.ID <= last {
 				skipped++
 				continue
 			}
+			// Applied or skipped by a rule (stale, cannot apply here),
+			// the event is received in order: the mark moves past it.
 			last = ev.ID
 			ok, err := tx.applySafely(ev)
 			if err != nil {

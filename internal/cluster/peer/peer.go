@@ -36,11 +36,21 @@ type envelope struct {
 	Data    json.RawMessage `json:"data"`
 }
 
+// Refusal is a peer's answer success: false: its message, and the data it
+// sent with it (null when none), which tells a caller what to do next
+// (a sync refusal's expected_id).
+type Refusal struct {
+	Message string
+	Data    json.RawMessage
+}
+
+func (e *Refusal) Error() string { return fmt.Sprintf("refused: %q", truncate(e.Message, 200)) }
+
 // Call posts body as JSON to url with secret and decodes the data of the
 // peer's success answer into out (nil: not read), reading at most
 // maxAnswer bytes. Anything else is an error naming what went wrong,
 // never the secret: the connection, an answer too large, an HTTP status
-// other than 200, not the envelope, or the peer's refusal (its message).
+// other than 200, not the envelope, or the peer's refusal (a *Refusal).
 func Call(ctx context.Context, client *http.Client, url, secret string, body any, maxAnswer int64, out any) error {
 	raw, err := json.Marshal(body)
 	if err != nil {
@@ -71,7 +81,7 @@ func Call(ctx context.Context, client *http.Client, url, secret string, body any
 		return fmt.Errorf("answer is not the JSON envelope: %w", err)
 	}
 	if !env.Success {
-		return fmt.Errorf("refused: %q", truncate(env.Message, 200))
+		return &Refusal{Message: env.Message, Data: env.Data}
 	}
 	if out == nil {
 		return nil

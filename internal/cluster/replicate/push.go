@@ -2,6 +2,8 @@ package replicate
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -57,6 +59,7 @@ type Pusher struct {
 	mu      sync.Mutex
 	backoff map[int]backoff // by peer node id
 	busy    map[int]bool    // peers with a push running
+	resync  map[int]bool    // peers found needing a resync (logged once)
 	running sync.WaitGroup  // the pushes running
 	// nextPrune is when acknowledged events are pruned next.
 	nextPrune time.Time
@@ -76,7 +79,8 @@ func New(st *store.Store, cfg Config) *Pusher {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 50
 	}
-	return &Pusher{store: st, cfg: cfg, client: peer.NewClient(pushTimeout), wake: make(chan struct{}, 1), backoff: map[int]backoff{}, busy: map[int]bool{}}
+	return &Pusher{store: st, cfg: cfg, client: peer.NewClient(pushTimeout), wake: make(chan struct{}, 1), backoff: map[int]backoff{}, busy: map[int]bool{},
+		resync: map[int]bool{}}
 }
 
 // Changed wakes the pusher after a commit that wrote events; register it
@@ -198,6 +202,22 @@ func (p *Pusher) start(n store.ClusterNode, now time.Time) bool {
 func (p *Pusher) outcome(n store.ClusterNode, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if errors.Is(err, errNeedsResync) {
+		// Not a failure to retry: nothing is sent until an operator
+		// acts. Said once, at error level; the metric and the node list
+		// show it for as long as it lasts.
+		if !p.resync[n.NodeID] {
+			p.resync[n.NodeID] = true
+			p.cfg.Log.Error("cluster peer needs a resync: events it has not received were pruned here; pushing to it stopped until it joins again from a snapshot",
+				"node_id", n.NodeID, "address", n.Address)
+		}
+		delete(p.backoff, n.NodeID)
+		return
+	}
+	if p.resync[n.NodeID] {
+		delete(p.resync, n.NodeID)
+		p.cfg.Log.Info("cluster peer no longer needs a resync", "node_id", n.NodeID, "address", n.Address)
+	}
 	b := p.backoff[n.NodeID]
 	if err == nil {
 		if b.delay > 0 {
@@ -215,10 +235,24 @@ func (p *Pusher) outcome(n store.ClusterNode, err error) {
 	p.backoff[n.NodeID] = b
 }
 
+// errNeedsResync stops the pushes to a peer that needs an event this node
+// no longer keeps: sending what follows would lose it unseen.
+var errNeedsResync = errors.New("the peer needs events pruned here: it must join again from a snapshot")
+
 // catchUp sends peer n the events after cursor, batch by batch, moving its
 // cursor after each acknowledged batch, until none is left or it sent
-// maxBatchesPerTurn (more is then true).
+// maxBatchesPerTurn (more is then true). A peer whose next event was
+// pruned gets nothing (errNeedsResync); a peer that refuses a batch for its
+// order has its cursor rewound to the event it needs, and the push goes on
+// from there in the next round (more is true).
 func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64) (more bool, err error) {
+	start, err := p.store.OutboxStart(ctx)
+	if err != nil {
+		return false, err
+	}
+	if cluster.NeedsResync(cursor, start) {
+		return false, errNeedsResync
+	}
 	for turn := 0; ctx.Err() == nil; turn++ {
 		if turn == maxBatchesPerTurn {
 			return true, nil
@@ -226,6 +260,10 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 		events, err := p.store.EventsAfter(ctx, cursor, p.cfg.BatchSize)
 		if err != nil || len(events) == 0 {
 			return false, err
+		}
+		if cursor != 0 && events[0].ID != cursor+cluster.IDStride {
+			// Pruned since OutboxStart was read: never send past a gap.
+			return false, errNeedsResync
 		}
 		wire := make([]Event, 0, len(events))
 		size := 0
@@ -238,7 +276,7 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 			wire = append(wire, w)
 		}
 		if _, err := p.send(ctx, n, Batch{SourceNodeID: p.cfg.Self.NodeID, Events: wire}); err != nil {
-			return false, err
+			return p.rewind(ctx, n, cursor, wire[0].ID, err)
 		}
 		cursor = wire[len(wire)-1].ID
 		// The outcome is kept even when shutting down now: the peer has
@@ -248,6 +286,43 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 		}
 	}
 	return false, ctx.Err()
+}
+
+// rewind handles a failed send to n of a batch starting at event first:
+// a refusal for its order names the event n needs next (Refused); when
+// that is before first, n's cursor goes back to just before it and the
+// push goes on from there (more is true). The cursor only moves back: a
+// refusal naming an event at or after first is an ordinary failure, so a
+// peer cannot make this node skip events. Anything else is returned as it
+// is.
+func (p *Pusher) rewind(ctx context.Context, n store.ClusterNode, cursor, first int64, err error) (more bool, _ error) {
+	var r *peer.Refusal
+	var d Refused
+	if !errors.As(err, &r) || json.Unmarshal(r.Data, &d) != nil {
+		return false, err
+	}
+	back, ok := rewindTo(d.ExpectedID, first, p.cfg.Self.NodeID)
+	if !ok {
+		return false, err
+	}
+	p.cfg.Log.Warn("cluster peer refused a batch out of sequence; resending from the event it needs", "node_id", n.NodeID,
+		"address", n.Address, "expected_id", d.ExpectedID, "sent_from", first, "cursor", cursor)
+	// Kept even when shutting down now, as an acknowledgement is.
+	if err := p.store.RewindClusterCursor(context.WithoutCancel(ctx), n.NodeID, back); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// rewindTo is the cursor a peer that refused a batch of node self's
+// events starting at first, needing expected, is rewound to: just before
+// expected. ok is false when expected is not an event of self before
+// first: the cursor never moves forward on a peer's word.
+func rewindTo(expected, first int64, self int) (cursor int64, ok bool) {
+	if expected <= 0 || expected >= first || expected%cluster.IDStride != int64(self) {
+		return 0, false
+	}
+	return expected - cluster.IDStride, true
 }
 
 // maxBatchesPerTurn bounds one push to a peer; a peer with more to catch

@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/cluster"
@@ -65,7 +67,18 @@ const (
 	MsgEventInvalid = "第 %d 个事件无效"
 	// MsgEventForeign takes the event id and the source node.
 	MsgEventForeign = "事件 %d 不是节点 %d 产生的"
+	// MsgOutOfSequence takes the id of the event this node needs next
+	// from the source (the answer's data.expected_id too).
+	MsgOutOfSequence = "事件不连续:本节点下一个需要的是事件 %d"
+	// MsgEventFuture takes the event id and CLUSTER_MAX_CLOCK_SKEW.
+	MsgEventFuture = "事件 %d 的时间超前本节点的时钟超过 %s"
 )
+
+// Refused is the data of a sync refused for its order: the event the
+// receiver needs next from the source. The pusher resends from it.
+type Refused struct {
+	ExpectedID int64 `json:"expected_id"`
+}
 
 // fromStore is the wire form of an outbox event.
 func fromStore(e store.Event) Event {
@@ -98,7 +111,11 @@ func (e Event) ToStore() (store.Event, error) {
 	}
 	t := e.EventTimeUS
 	if t == 0 {
-		// A peer that sends seconds only: the version keeps the second.
+		// A peer that sends seconds only: the version keeps the second
+		// (a time too large to count in µs is refused, not wrapped).
+		if e.EventTime > math.MaxInt64/1_000_000 {
+			return store.Event{}, fmt.Errorf("event_time")
+		}
 		t = e.EventTime * 1_000_000
 	}
 	if t <= 0 {
@@ -134,4 +151,19 @@ func CheckBatch(b Batch, self, limit int) ([]store.Event, string, []any) {
 		out[i] = ev
 	}
 	return out, "", nil
+}
+
+// CheckClock refuses a batch holding an event dated more than maxSkew
+// (CLUSTER_MAX_CLOCK_SKEW) past now, this node's wall clock, and returns
+// the message and its arguments (issue 24 §2). Applied, such an event would
+// win every later write of its row for as long as it is in the future, and
+// drag this node's hybrid clock along (the store bounds that too).
+func CheckClock(events []store.Event, now time.Time, maxSkew time.Duration) (string, []any) {
+	limit := now.Add(maxSkew).UnixMicro()
+	for _, ev := range events {
+		if ev.TimeUS > limit {
+			return MsgEventFuture, []any{ev.ID, maxSkew.String()}
+		}
+	}
+	return "", nil
 }
