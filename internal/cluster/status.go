@@ -6,6 +6,36 @@ const (
 	StatusFailed = 2
 )
 
+// States of a peer as root's node view shows them (the state field; the
+// spec's int status stays beside it).
+const (
+	StateAlive          = "alive"
+	StateFailed         = "failed"
+	StateAwaitingSecret = "awaiting_secret"
+)
+
+// Peer is what a peer's state is computed from.
+type Peer struct {
+	Status int
+	// HasSecret: the record holds the peer's secret.
+	HasSecret bool
+}
+
+// State is p's state: awaiting_secret while the record has no secret
+// (whatever its status: such a peer is neither pinged, pushed to nor
+// heard), else failed or alive by its status. The rules are checked in
+// order; a new state takes its place in the list by precedence.
+func State(p Peer) string {
+	switch {
+	case !p.HasSecret:
+		return StateAwaitingSecret
+	case p.Status == StatusFailed:
+		return StateFailed
+	default:
+		return StateAlive
+	}
+}
+
 // FailedPingEvery is the pace of pings to a failed peer: every 5th ping
 // round instead of every round. It keeps a dead peer from costing a
 // timeout every interval, and still brings it back by itself within five
