@@ -51,6 +51,14 @@ func (a *App) countPaymentCallback(method string, accepted bool, reason string) 
 	}
 }
 
+// countClusterAuthRefused counts an internal call refused for reason
+// (api's ClusterDeps.AuthRefused).
+func (a *App) countClusterAuthRefused(reason string) {
+	if a.metrics != nil {
+		a.metrics.ClusterAuthRefused(reason)
+	}
+}
+
 // metricsHandler is GET /metrics: 404 unless METRICS_TOKEN is set.
 func (a *App) metricsHandler() http.Handler {
 	if a.cfg.MetricsToken == "" {
