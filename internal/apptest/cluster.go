@@ -128,6 +128,12 @@ func (c *Client) SignAs(nodeID int, secret string) *Client {
 	return c
 }
 
+// SignAsAt is SignAs with every timestamp at (a clock off, a replay).
+func (c *Client) SignAsAt(nodeID int, secret string, at time.Time) *Client {
+	c.sign = func(req *http.Request) { SignClusterAt(req, nodeID, secret, at) }
+	return c
+}
+
 // SignCluster signs req as node nodeID with secret, at the current time:
 // the X-Cluster-Node, X-Cluster-Timestamp and X-Cluster-Signature headers
 // of an internal call (peer.Sign). The body is read and put back.
