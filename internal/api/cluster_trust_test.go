@@ -261,9 +261,19 @@ func TestClusterUnknownPingerAwaitsSecret(t *testing.T) {
 	}
 	root1.Fail("GET", apptest.Path("/api/cluster_node/ping/%d", rec), nil, http.StatusOK, api.MsgNodeNoSecret)
 	n1.NewUser("dave", user.RoleUser)
-	time.Sleep(500 * time.Millisecond) // five push intervals
+	sharedBy := func() int64 {
+		var st struct {
+			Nodes int64 `json:"nodes"`
+		}
+		root1.OK("GET", "/api/ratelimit/status", nil).Decode(t, &st)
+		return st.Nodes
+	}
+	time.Sleep(2500 * time.Millisecond) // past a recount of the rate limits' nodes
 	if n := fake.calls.Load(); n != 0 {
 		t.Fatalf("node 7, awaiting its secret, got %d calls", n)
+	}
+	if n := sharedBy(); n != 1 {
+		t.Fatalf("a record awaiting its secret shares the rate limits: %d nodes", n)
 	}
 	// Its sync is not heard either.
 	n1.PeerClient(7, "seven-secret").Fail("POST", "/api/cluster/sync", replicate.Batch{SourceNodeID: 7,
@@ -275,6 +285,7 @@ func TestClusterUnknownPingerAwaitsSecret(t *testing.T) {
 		t.Fatalf("completed: %+v", n)
 	}
 	apptest.Eventually(t, "a push to node 7", func() bool { return fake.calls.Load() > 0 })
+	apptest.Eventually(t, "node 7 shares the rate limits", func() bool { return sharedBy() == 2 })
 	fake.mu.Lock()
 	r, body := fake.last, fake.body
 	fake.mu.Unlock()

@@ -122,7 +122,8 @@ func (a *App) clusterPeers(ctx context.Context) ([]metrics.Peer, error) {
 	now := time.Now().Unix()
 	var peers []metrics.Peer
 	for _, n := range nodes {
-		if n.NodeID == a.cfg.Cluster.NodeID || n.Disabled {
+		if n.NodeID == a.cfg.Cluster.NodeID || n.Disabled || n.SecretKey == "" {
+			// Disabled and awaiting its secret: nothing is pushed to it.
 			continue
 		}
 		age := -1.0
