@@ -155,21 +155,44 @@ func (n *node) root(ctx context.Context, method, path string, body, data any) er
 }
 
 // register records every other node, with its secret, in each node's
-// table, so each pushes to all (docs/cluster.md, Nodes).
+// table, so each pushes to all and hears all (docs/cluster.md, Nodes).
 func register(ctx context.Context, nodes []*node) error {
 	for _, n := range nodes {
 		for _, peer := range nodes {
 			if peer == n {
 				continue
 			}
-			body := map[string]any{"node_id": peer.id, "node_name": fmt.Sprintf("node-%d", peer.id),
-				"address": peer.base, "secret_key": peer.secret}
-			if err := n.root(ctx, http.MethodPost, "/api/cluster_node/", body, nil); err != nil {
+			if err := n.record(ctx, peer); err != nil {
 				return fmt.Errorf("register node %d on node %d: %w", peer.id, n.id, err)
 			}
 		}
 	}
 	return nil
+}
+
+// record records peer in n's table: created, or completed when a ping of
+// peer recorded it already (awaiting its secret), which POST refuses.
+func (n *node) record(ctx context.Context, peer *node) error {
+	body := map[string]any{"node_id": peer.id, "node_name": fmt.Sprintf("node-%d", peer.id),
+		"address": peer.base, "secret_key": peer.secret}
+	err := n.root(ctx, http.MethodPost, "/api/cluster_node/", body, nil)
+	if err == nil {
+		return nil
+	}
+	var rows []struct {
+		ID     int64 `json:"id"`
+		NodeID int   `json:"node_id"`
+	}
+	if lerr := n.root(ctx, http.MethodGet, "/api/cluster_node/?page_size=100", nil, &rows); lerr != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.NodeID == peer.id {
+			body["id"] = r.ID
+			return n.root(ctx, http.MethodPut, "/api/cluster_node/", body, nil)
+		}
+	}
+	return err
 }
 
 // liveNodes are the nodes serving now.

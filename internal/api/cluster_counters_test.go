@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -60,6 +61,12 @@ func TestClusterInsertOvertakenKeepsCounters(t *testing.T) {
 	// node 2 only once node 1 learns it, after node 3's UPDATE.
 	nodes[2].AddTo(roots[0], 3)
 	nodes[1].AddTo(roots[2], 2)
+	// A node hears only the nodes of its table: each receiver knows its
+	// senders, at an address nothing answers (it pushes nothing back).
+	for _, p := range [][2]int{{2, 1}, {1, 3}, {1, 1}} {
+		roots[p[0]].OK("POST", "/api/cluster_node/", map[string]any{"node_id": p[1], "node_name": fmt.Sprintf("node-%d", p[1]),
+			"address": "http://127.0.0.1:9", "secret_key": apptest.NodeSecret(p[1])})
+	}
 	created := apptest.OKData[struct {
 		ID int64 `json:"id"`
 	}](roots[0], "POST", "/api/user/", map[string]any{"username": "carol", "password": "carol-password", "quota": 700})

@@ -12,11 +12,14 @@ import (
 )
 
 // syncFrom pushes one row event to node e as node 9 (a peer this node
-// never hears from otherwise) and returns {applied, skipped}.
+// never hears from otherwise: recorded with its secret at an address
+// nothing answers) and returns {applied, skipped}.
 func syncFrom(t *testing.T, e *apptest.Env, seq int64, table string, pk int64, row map[string]any, timeUS int64) [2]int {
 	t.Helper()
-	c := e.Client()
-	c.Header.Set("X-Cluster-Secret", apptest.NodeSecret(1))
+	// The first call records node 9; later ones find it there.
+	e.Root().Do("POST", "/api/cluster_node/", map[string]any{"node_id": 9, "node_name": "node-9",
+		"address": "http://127.0.0.1:9", "secret_key": apptest.NodeSecret(9)})
+	c := e.PeerClient(9, apptest.NodeSecret(9))
 	var ans struct {
 		Applied int `json:"applied"`
 		Skipped int `json:"skipped"`

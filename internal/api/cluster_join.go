@@ -3,12 +3,16 @@ package api
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/join"
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -21,19 +25,33 @@ const (
 	MsgJoinBehind     = "该节点的数据落后于本节点已收到的同步,请稍后重试"
 	MsgJoinBadStream  = "快照不完整或无效,本节点的数据没有改变: %s"
 	MsgJoinPeerFailed = "从 %s 拉取快照失败,本节点的数据没有改变: %s"
+	// MsgJoinTokenRequired: the joiner's request lacks the token root
+	// created on the peer.
+	MsgJoinTokenRequired = "token 不能为空:请先在要拉取快照的节点上用 POST /api/cluster_node/join_token 为本节点创建加入令牌"
+	// MsgJoinTokenNodeNoSecret: a token for a node the serving node could
+	// not verify (its record has no secret yet).
+	MsgJoinTokenNodeNoSecret = "该节点还没有 secret_key,它的请求无法验证;请先用 PUT /api/cluster_node/ 填写,再创建加入令牌"
 )
 
-// clusterSnapshot answers POST /api/cluster/snapshot: a peer with this
-// node's secret gets all of this node's data, as newline-delimited JSON
-// read in one consistent transaction (store.WriteSnapshot).
+// joinTokenTTL is how long a join token is valid.
+const joinTokenTTL = 15 * time.Minute
+
+// clusterSnapshot answers POST /api/cluster/snapshot: a known peer
+// (clusterPeer) with a join token root created here for it gets all of
+// this node's data, as newline-delimited JSON read in one consistent
+// transaction (store.WriteSnapshot). The token is spent before the first
+// row is read: a second use is refused, even at the same moment.
 func (s *Server) clusterSnapshot(w http.ResponseWriter, r *http.Request) error {
-	if err := s.clusterAuth(r, "cluster snapshot"); err != nil {
+	err := s.Store.UseJoinToken(r.Context(), r.Header.Get(join.TokenHeader), senderOf(r).NodeID, s.clusterNow())
+	if errors.Is(err, store.ErrNotFound) {
+		return s.refusePeer(r, refusedJoinToken)
+	} else if err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	started := false
 	lines := 0
-	err := s.Store.WriteSnapshot(r.Context(), func(line []byte) error {
+	err = s.Store.WriteSnapshot(r.Context(), func(line []byte) error {
 		if !started {
 			started = true
 			w.Header().Set("Content-Type", join.ContentType)
@@ -77,15 +95,72 @@ type joinView struct {
 	Positions    map[string]int64 `json:"positions"`
 }
 
+// joinTokenRequest is the body of POST /api/cluster_node/join_token.
+type joinTokenRequest struct {
+	NodeID int `json:"node_id"`
+}
+
+// joinTokenView is its answer: the token, shown once.
+type joinTokenView struct {
+	Token     string `json:"token"`
+	NodeID    int    `json:"node_id"`
+	ExpiresAt int64  `json:"expires_at"`
+}
+
+// createJoinToken answers POST /api/cluster_node/join_token on the node a
+// new node will join from: a random single-use token, bound to that node's
+// id (already in this node's table, with its secret), valid 15 minutes.
+// Only its hash is stored.
+func (s *Server) createJoinToken(w http.ResponseWriter, r *http.Request) error {
+	var req joinTokenRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	if msg := cluster.CheckNodeID(req.NodeID); msg != "" {
+		return httpx.Fail(msg)
+	}
+	n, err := s.Store.ClusterNodeByNodeID(r.Context(), req.NodeID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return httpx.Fail(MsgNodeNotFound)
+	case err != nil:
+		return err
+	case n.Disabled:
+		return httpx.Fail(MsgJoinDisabled)
+	case n.SecretKey == "":
+		return httpx.Fail(MsgJoinTokenNodeNoSecret)
+	}
+	token := "mgj_" + rand.Text() + rand.Text()
+	expires := s.clusterNow().Add(joinTokenTTL)
+	if err := s.Store.CreateJoinToken(r.Context(), token, req.NodeID, expires); err != nil {
+		return err
+	}
+	s.Log.Info("cluster join token created", "node_id", req.NodeID, "expires_at", expires.Unix())
+	return httpx.OK(w, joinTokenView{Token: token, NodeID: req.NodeID, ExpiresAt: expires.Unix()})
+}
+
+// joinRequest is the body of POST /api/cluster_node/{id}/join.
+type joinRequest struct {
+	Token string `json:"token"`
+}
+
 // joinCluster answers POST /api/cluster_node/{id}/join on a new, empty
-// node: it pulls that peer's snapshot and replaces this node's data (the
-// seeds) by it (docs/cluster.md, Joining a new node).
+// node: it pulls that peer's snapshot with the join token root created
+// there for this node, and replaces this node's data (the seeds) by it
+// (docs/cluster.md, Joining a new node).
 func (s *Server) joinCluster(w http.ResponseWriter, r *http.Request) error {
 	n, err := s.clusterNode(r)
 	if err != nil {
 		return err
 	}
+	var req joinRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	req.Token = strings.TrimSpace(req.Token)
 	switch {
+	case req.Token == "":
+		return httpx.Fail(MsgJoinTokenRequired)
 	case n.Disabled:
 		return httpx.Fail(MsgJoinDisabled)
 	case strings.TrimSpace(n.SecretKey) == "":
@@ -95,7 +170,8 @@ func (s *Server) joinCluster(w http.ResponseWriter, r *http.Request) error {
 	// would roll back anyway, but finishing it is what the operator asked.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), join.Timeout)
 	defer cancel()
-	stream := join.Pull(ctx, n.Address, n.SecretKey)
+	self := peer.Self{NodeID: s.Cluster.Self.NodeID, Secret: s.Cluster.Self.Secret, PreviousSecret: s.Cluster.PreviousSecret}
+	stream := join.Pull(ctx, self, peer.Target{Address: n.Address, Secret: n.SecretKey}, req.Token)
 	defer stream.Close()
 	rows, positions, err := s.Store.LoadSnapshot(ctx, stream.Next)
 	switch {

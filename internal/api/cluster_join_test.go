@@ -144,12 +144,15 @@ func TestClusterJoinNewNode(t *testing.T) {
 	root3 := node3.Root()
 	seedRoot := selfID(t, root3)
 	nodes[0].AddTo(root3, 1)
+	node3.AddTo(root1, 3)
+	token := nodes[0].JoinToken(3)
 	var joined struct {
 		SourceNodeID int              `json:"source_node_id"`
 		Rows         int64            `json:"rows"`
 		Positions    map[string]int64 `json:"positions"`
 	}
-	root3.OK("POST", apptest.Path("/api/cluster_node/%d/join", nodeRecordID(t, root3, 1)), nil).Decode(t, &joined)
+	join := apptest.Path("/api/cluster_node/%d/join", nodeRecordID(t, root3, 1))
+	root3.OK("POST", join, map[string]any{"token": token}).Decode(t, &joined)
 	if joined.SourceNodeID != 1 || joined.Rows == 0 || joined.Positions["1"] == 0 || joined.Positions["2"] == 0 {
 		t.Fatalf("join answer %+v", joined)
 	}
@@ -208,7 +211,9 @@ func TestClusterJoinRefusals(t *testing.T) {
 	rootU := used.Root()
 	_, id := used.NewUser("local", user.RoleUser)
 	nodes[0].AddTo(rootU, 1)
-	rootU.Fail("POST", apptest.Path("/api/cluster_node/%d/join", nodeRecordID(t, rootU, 1)), nil, http.StatusOK, api.MsgJoinNotFresh)
+	used.AddTo(root1, 3)
+	rootU.Fail("POST", apptest.Path("/api/cluster_node/%d/join", nodeRecordID(t, rootU, 1)), map[string]any{"token": nodes[0].JoinToken(3)},
+		http.StatusOK, api.MsgJoinNotFresh)
 	if _, ok := userOn(t, rootU, id); !ok {
 		t.Fatal("the refused join removed the node's own user")
 	}
@@ -223,27 +228,36 @@ func TestClusterJoinRefusals(t *testing.T) {
 	dead := "http://" + ln.Addr().String()
 	ln.Close()
 	root4.OK("POST", "/api/cluster_node/", map[string]any{"node_id": 9, "node_name": "gone", "address": dead, "secret_key": "s"})
-	r := root4.Do("POST", apptest.Path("/api/cluster_node/%d/join", nodeRecordID(t, root4, 9)), nil)
+	r := root4.Do("POST", apptest.Path("/api/cluster_node/%d/join", nodeRecordID(t, root4, 9)), map[string]any{"token": "t"})
 	if r.Success || !strings.Contains(r.Message, dead) || strings.Contains(r.Message, "secret") {
 		t.Fatalf("join from an unreachable peer: %+v", r)
 	}
 	// A wrong secret: the peer refuses, the message says so.
 	root4.OK("POST", "/api/cluster_node/", map[string]any{"node_id": 1, "node_name": "node-1", "address": nodes[0].URL(), "secret_key": "wrong"})
 	rec := nodeRecordID(t, root4, 1)
-	r = root4.Do("POST", apptest.Path("/api/cluster_node/%d/join", rec), nil)
+	fresh.AddTo(root1, 4)
+	token := nodes[0].JoinToken(4)
+	r = root4.Do("POST", apptest.Path("/api/cluster_node/%d/join", rec), map[string]any{"token": token})
 	if r.Success || !strings.Contains(r.Message, nodes[0].URL()) || !strings.Contains(r.Message, "401") || strings.Contains(r.Message, "wrong") {
 		t.Fatalf("join with a wrong secret: %+v", r)
 	}
 	// Disabled.
 	root4.OK("PUT", "/api/cluster_node/", map[string]any{"id": rec, "secret_key": apptest.NodeSecret(1)})
 	root4.OK("DELETE", apptest.Path("/api/cluster_node/%d", rec), nil)
-	root4.Fail("POST", apptest.Path("/api/cluster_node/%d/join", rec), nil, http.StatusOK, api.MsgJoinDisabled)
+	root4.Fail("POST", apptest.Path("/api/cluster_node/%d/join", rec), map[string]any{"token": token}, http.StatusOK, api.MsgJoinDisabled)
 	// The node still has its seeds, and joins once enabled.
 	if got := selfID(t, root4); got%50 != 4 {
 		t.Fatalf("root of node 4 is %d after the refusals", got)
 	}
 	root4.OK("POST", apptest.Path("/api/cluster_node/%d/enable", rec), nil)
-	root4.OK("POST", apptest.Path("/api/cluster_node/%d/join", rec), nil)
+	// A join needs the token; one created for another node opens nothing.
+	root4.Fail("POST", apptest.Path("/api/cluster_node/%d/join", rec), nil, http.StatusOK, "无效的参数")
+	root4.Fail("POST", apptest.Path("/api/cluster_node/%d/join", rec), map[string]any{"token": " "}, http.StatusOK, api.MsgJoinTokenRequired)
+	r = root4.Do("POST", apptest.Path("/api/cluster_node/%d/join", rec), map[string]any{"token": nodes[0].JoinToken(3)})
+	if r.Success || !strings.Contains(r.Message, "401") {
+		t.Fatalf("join with node 3's token: %+v", r)
+	}
+	root4.OK("POST", apptest.Path("/api/cluster_node/%d/join", rec), map[string]any{"token": token})
 	if got := selfID(t, fresh.Root()); got%50 != 1 {
 		t.Fatalf("root of node 4 after the join is %d, want node 1's", got)
 	}

@@ -15,9 +15,12 @@ import (
 
 // Messages of the cluster endpoints.
 const (
-	MsgClusterOff      = "集群模式未开启"
-	MsgNodeNotFound    = "集群节点不存在"
-	MsgNodeIDTaken     = "node_id 已被其他节点使用"
+	MsgClusterOff   = "集群模式未开启"
+	MsgNodeNotFound = "集群节点不存在"
+	MsgNodeIDTaken  = "node_id 已被其他节点使用"
+	// MsgNodeExists answers a create of a node already in the table (a
+	// ping or discovery recorded it): completing it is an update.
+	MsgNodeExists      = "该 node_id 的节点已在节点表中(可能由 ping 或发现自动创建);请用 PUT /api/cluster_node/ 带上它的 id 填写 secret_key 或修改它"
 	MsgNodeIDSelf      = "node_id 是本节点自己的编号,不能作为其他节点"
 	MsgNodeNoSecret    = "该节点还没有 secret_key,无法 ping;请先用 PUT /api/cluster_node/ 填写"
 	MsgClusterSecret   = "集群密钥无效"
@@ -30,6 +33,15 @@ type ClusterDeps struct {
 	Enabled bool
 	// Self is this node: id, name, address and CLUSTER_SECRET.
 	Self cluster.Node
+	// PreviousSecret is CLUSTER_PREVIOUS_SECRET during a rotation: still
+	// accepted in X-Cluster-Secret, and signs this node's snapshot pull.
+	PreviousSecret string
+	// Now is the clock internal calls' timestamps are checked against;
+	// nil is time.Now.
+	Now func() time.Time
+	// AuthRefused counts an internal call refused for a short reason
+	// (metrics); nil counts none.
+	AuthRefused func(reason string)
 	// Pinger pings one node now (GET /api/cluster_node/ping/{id}).
 	Pinger NodePinger
 	// BatchSize is CLUSTER_BATCH_SIZE: the most events a sync batch holds.
@@ -80,9 +92,12 @@ type nodeView struct {
 	UpdatedAt     int64  `json:"updated_at"`
 }
 
-// adminNodeView is a node record as root sees it: with secret_key (spec).
+// adminNodeView is a node record as root sees it: with secret_key (spec)
+// and its state (cluster.State: alive, failed, awaiting_secret; the list
+// and the read also needs_resync).
 type adminNodeView struct {
 	nodeView
+	State     string `json:"state"`
 	SecretKey string `json:"secret_key"`
 }
 
@@ -93,15 +108,13 @@ func viewNode(n *store.ClusterNode) nodeView {
 }
 
 func viewAdminNode(n *store.ClusterNode) adminNodeView {
-	return adminNodeView{nodeView: viewNode(n), SecretKey: n.SecretKey}
+	state := cluster.State(cluster.Peer{Status: n.Status, HasSecret: n.SecretKey != ""})
+	return adminNodeView{nodeView: viewNode(n), State: state, SecretKey: n.SecretKey}
 }
 
 // replicationView is a peer's replication as this node sees it (issue 24
 // §2), shown by the list and the read of a node record.
 type replicationView struct {
-	// State is cluster.State: alive, failed, awaiting_secret or
-	// needs_resync.
-	State string `json:"state"`
 	// PendingEvents counts this node's events the peer has not
 	// acknowledged; LagSeconds is the age of the oldest of them (0: none).
 	PendingEvents int64 `json:"pending_events"`
@@ -112,15 +125,15 @@ type replicationView struct {
 	AckedSeq   int64 `json:"acked_seq"`
 }
 
-// statusNodeView is a node record with its replication.
+// statusNodeView is a node record with its replication; its state may be
+// needs_resync, which only the replication shows.
 type statusNodeView struct {
 	adminNodeView
 	replicationView
 }
 
-func viewReplication(n *store.ClusterNode, rep store.PeerReplication, start, now int64) replicationView {
+func viewReplication(rep store.PeerReplication, now int64) replicationView {
 	v := replicationView{
-		State:         cluster.State(n.Status, n.SecretKey != "", cluster.NeedsResync(rep.Acked, start)),
 		PendingEvents: rep.Pending,
 		AppliedSeq:    rep.Applied / cluster.IDStride,
 		AckedSeq:      rep.Acked / cluster.IDStride,
@@ -140,7 +153,11 @@ func (s *Server) viewNodesStatus(ctx context.Context, rows []store.ClusterNode) 
 	now := time.Now().Unix()
 	views := make([]statusNodeView, len(rows))
 	for i := range rows {
-		views[i] = statusNodeView{viewAdminNode(&rows[i]), viewReplication(&rows[i], reps[rows[i].NodeID], start, now)}
+		rep := reps[rows[i].NodeID]
+		v := statusNodeView{viewAdminNode(&rows[i]), viewReplication(rep, now)}
+		v.State = cluster.State(cluster.Peer{Status: rows[i].Status, HasSecret: rows[i].SecretKey != "",
+			NeedsResync: cluster.NeedsResync(rep.Acked, start)})
+		views[i] = v
 	}
 	return views, nil
 }
@@ -227,7 +244,7 @@ func (s *Server) createClusterNode(w http.ResponseWriter, r *http.Request) error
 	row := store.ClusterNode{NodeID: n.NodeID, NodeName: n.Name, Address: n.Address, SecretKey: n.Secret}
 	err := s.Store.CreateClusterNode(r.Context(), &row)
 	if errors.Is(err, store.ErrDuplicate) {
-		return httpx.Fail(MsgNodeIDTaken)
+		return httpx.Fail(MsgNodeExists)
 	}
 	if err != nil {
 		return err

@@ -1,37 +1,40 @@
 package api
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
 
 	"github.com/modelgate/modelgate/internal/cluster"
-	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/cluster/ping"
 	"github.com/modelgate/modelgate/internal/httpx"
 )
 
-// clusterPing answers POST /api/cluster/ping (spec): a peer with this
-// node's secret tells who it is; this node records it and answers every
-// node it knows, without secrets, for transitive discovery.
+// clusterPing answers POST /api/cluster/ping (spec): a peer tells who it
+// is; this node records it and answers every node it knows, without
+// secrets, for transitive discovery. clusterPeer (anyPinger) proved the
+// sender when this node holds its secret. Only such a signed ping changes
+// a record (its name, address and secret: how a new secret spreads); a
+// node not in the table is recorded without a secret, awaiting root's; a
+// recorded node without a secret changes nothing (docs/cluster.md, Ping).
 func (s *Server) clusterPing(w http.ResponseWriter, r *http.Request) error {
-	if err := s.clusterAuth(r, "cluster ping"); err != nil {
-		return err
-	}
 	var req ping.Request
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err
 	}
-	sender := cluster.Node{NodeID: req.NodeID, Name: req.NodeName, Address: req.Address, Secret: req.SecretKey}.Normalize()
-	if msg := sender.Check(); msg != "" {
+	body := cluster.Node{NodeID: req.NodeID, Name: req.NodeName, Address: req.Address, Secret: req.SecretKey}.Normalize()
+	if msg := body.Check(); msg != "" {
 		return httpx.Fail(msg)
 	}
-	if sender.NodeID == s.Cluster.Self.NodeID {
+	if body.NodeID == s.Cluster.Self.NodeID {
 		s.Log.Warn("cluster ping from a node with this node's id: two nodes share CLUSTER_NODE_ID",
-			"node_id", sender.NodeID, "address", sender.Address, "remote", r.RemoteAddr)
+			"node_id", body.NodeID, "address", body.Address, "remote", r.RemoteAddr)
 		return httpx.Fail(MsgClusterNodeSelf)
 	}
-	if err := s.Store.RecordPingSender(r.Context(), sender); err != nil {
+	// The body speaks for the node that signed it only.
+	from := senderOf(r)
+	if body.NodeID != from.NodeID {
+		return s.refusePeer(r, refusedSourceMismatch)
+	}
+	if err := s.recordPinger(r, from, body); err != nil {
 		return err
 	}
 	rows, err := s.Store.AllClusterNodes(r.Context())
@@ -45,24 +48,35 @@ func (s *Server) clusterPing(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OK(w, map[string]any{"nodes": views})
 }
 
-// clusterAuth checks the cluster secret of an internal call (what names
-// it in the log). A missing and a wrong secret get the same answer, no
-// detail, and are logged with the caller's address, never the value.
-func (s *Server) clusterAuth(r *http.Request, what string) error {
-	if !s.secretMatches(r.Header.Get(peer.SecretHeader)) {
-		s.Log.Warn(what+" refused: missing or wrong X-Cluster-Secret", "remote", r.RemoteAddr)
-		return httpx.FailStatus(http.StatusUnauthorized, MsgClusterSecret)
+// recordPinger stores what a ping's sender said of itself, as far as it is
+// trusted (clusterPing).
+func (s *Server) recordPinger(r *http.Request, from sender, body cluster.Node) error {
+	ctx := r.Context()
+	switch {
+	case !from.Known:
+		added, err := s.Store.AddPingSender(ctx, body)
+		if added {
+			s.Log.Info("cluster node recorded from its ping, awaiting its secret_key: set it with PUT /api/cluster_node/",
+				"node_id", body.NodeID, "address", body.Address, "remote", r.RemoteAddr)
+		}
+		return err
+	case !from.Verified:
+		if body.Address != from.Node.Address || body.Name != from.Node.NodeName {
+			s.Log.Warn("cluster ping from a node awaiting its secret_key: its record is not changed",
+				"node_id", body.NodeID, "address", from.Node.Address, "sent_address", body.Address, "remote", r.RemoteAddr)
+		}
+		return nil
+	}
+	if body.Address == from.Node.Address && body.Name == from.Node.NodeName && body.Secret == from.Node.SecretKey {
+		return nil
+	}
+	updated, err := s.Store.RecordPingSender(ctx, body, from.Node.SecretKey)
+	if err != nil {
+		return err
+	}
+	if updated {
+		s.Log.Info("cluster node updated by its signed ping", "node_id", body.NodeID, "address", body.Address,
+			"secret_changed", body.Secret != from.Node.SecretKey)
 	}
 	return nil
-}
-
-// secretMatches compares got with CLUSTER_SECRET in constant time. Both
-// are hashed first, so neither the length nor a prefix of the secret shows
-// in the time taken.
-func (s *Server) secretMatches(got string) bool {
-	if got == "" || s.Cluster.Self.Secret == "" {
-		return false
-	}
-	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(s.Cluster.Self.Secret))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }

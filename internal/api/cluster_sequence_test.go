@@ -51,7 +51,7 @@ func TestClusterSyncRefusesOutOfSequence(t *testing.T) {
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	src := newSource(t, 7)
-	sc := syncer(recv, apptest.NodeSecret(1))
+	sc := syncer(recv, apptest.NodeSecret(1), 7)
 	_, uid := src.env.NewUser("sequenced", user.RoleUser)
 	for i := range 3 {
 		src.root.OK("POST", "/api/topup", map[string]any{"user_id": uid, "quota": 1000 + i})
@@ -111,7 +111,7 @@ func TestClusterSyncRefusesFutureEvents(t *testing.T) {
 	root := recv.Root()
 	_, uid := recv.NewUser("clocked", user.RoleUser)
 	before := quotaOn(t, root, uid)
-	sc := syncer(recv, apptest.NodeSecret(1))
+	sc := syncer(recv, apptest.NodeSecret(1), 7)
 	delta := func(at time.Time, secondsOnly bool) replicate.Event {
 		e := replicate.Event{ID: 57, TableName: "users", Operation: "UPDATE", Kind: store.KindDelta, PrimaryKey: uid,
 			Data: json.RawMessage(`{"quota":7}`), EventTime: at.Unix(), EventTimeUS: at.UnixMicro()}
@@ -313,6 +313,7 @@ func TestClusterPeerBehindRetentionNeedsResync(t *testing.T) {
 	// events: its refusal names seq 1, pruned here.
 	n3 := apptest.NewNode(t, 3, apptest.NodeSecret(3), "CLUSTER_PING_INTERVAL", "1h")
 	n3.AddTo(r1, 3)
+	n1.AddTo(n3.Root(), 1) // node 3 hears only a node it has a secret for
 	apptest.Eventually(t, "node 3 shown as needing a resync", func() bool {
 		return replicationOf(t, r1, 3).State == "needs_resync"
 	})

@@ -219,8 +219,8 @@ func TestClusterSetQuotaRefused(t *testing.T) {
 		t.Fatalf("a user created on node 2 has id %d", uid)
 	}
 	waitEverywhere(t, rootsOf(nodes), "hank", hasUser(t, uid))
-	c := nodes[0].Client()
-	c.Header.Set("X-Cluster-Secret", apptest.NodeSecret(1))
+	// Node 2, signing as itself, asks node 1 to edit node 2's own row.
+	c := nodes[0].PeerClient(2, apptest.NodeSecret(2))
 	c.Fail("POST", "/api/cluster/set_quota", map[string]any{"table": "users", "id": uid, "quota": 1_000_000, "quota_before": 0},
 		http.StatusOK, api.MsgBalanceNotOwner)
 	c.Fail("POST", "/api/cluster/set_quota", map[string]any{"table": "users", "id": 51, "quota": 1_000_000},
@@ -232,6 +232,9 @@ func TestClusterSetQuotaRefused(t *testing.T) {
 	if ans.Outcome != "not_found" {
 		t.Fatalf("outcome %q for a missing row", ans.Outcome)
 	}
+	// Node 1's secret with a forged signature, and a wrong secret: refused.
+	nodes[1].PeerClient(1, "forged").Fail("POST", "/api/cluster/set_quota",
+		map[string]any{"table": "users", "id": uid, "quota": 1_000_000, "quota_before": 0}, http.StatusUnauthorized, api.MsgClusterSecret)
 	c.Header.Set("X-Cluster-Secret", apptest.NodeSecret(2))
 	c.Fail("POST", "/api/cluster/set_quota", map[string]any{"table": "users", "id": uid, "quota": 1_000_000, "quota_before": 0},
 		http.StatusUnauthorized, api.MsgClusterSecret)

@@ -11,13 +11,10 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// clusterSync answers POST /api/cluster/sync (spec): a peer pushes a batch
-// of its events; this node applies them in one transaction and answers
+// clusterSync answers POST /api/cluster/sync (spec): a peer (clusterPeer
+// proved it) pushes a batch of its own events; this node applies them in one transaction and answers
 // only once they are committed (docs/cluster.md, Replication).
 func (s *Server) clusterSync(w http.ResponseWriter, r *http.Request) error {
-	if err := s.clusterAuth(r, "cluster sync"); err != nil {
-		return err
-	}
 	var b replicate.Batch
 	if err := httpx.DecodeLimit(w, r, &b, replicate.MaxBatchBytes); err != nil {
 		return err
@@ -30,6 +27,11 @@ func (s *Server) clusterSync(w http.ResponseWriter, r *http.Request) error {
 		s.Log.Warn("cluster sync batch refused", "source_node_id", b.SourceNodeID, "events", len(b.Events), "remote", r.RemoteAddr,
 			"reason", fmt.Sprintf(msg, args...))
 		return httpx.Failf(msg, args...)
+	}
+	// The batch speaks for the node that signed it only: one peer cannot
+	// push events as another.
+	if b.SourceNodeID != senderOf(r).NodeID {
+		return s.refusePeer(r, refusedSourceMismatch)
 	}
 	applied, skipped, err := s.Store.ApplyEvents(r.Context(), b.SourceNodeID, events)
 	var gap *store.SequenceError

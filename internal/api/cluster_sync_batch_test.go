@@ -71,18 +71,31 @@ func wireEvent(e store.Event) replicate.Event {
 		EventTime: e.TimeUS / 1_000_000, EventTimeUS: e.TimeUS, Kind: e.Kind, Key: e.Key}
 }
 
-// syncer posts batches to a node with that node's secret.
-func syncer(e *apptest.Env, secret string) *apptest.Client {
+// syncer posts batches to a node with secret in X-Cluster-Secret (the
+// node's own, or another to test refusals), signed as the sources' first
+// (push signs as the batch's source). The sources are recorded in the
+// node's table with their secrets, at an address nothing answers: the
+// node hears them and pushes them nothing.
+func syncer(e *apptest.Env, secret string, sources ...int) *apptest.Client {
 	c := e.Client()
 	if secret != "" {
 		c.Header.Set(replicate.SecretHeader, secret)
 	}
+	if len(sources) > 0 {
+		c.SignAs(sources[0], apptest.NodeSecret(sources[0]))
+	}
+	root := e.Root()
+	for _, id := range sources {
+		root.OK("POST", "/api/cluster_node/", map[string]any{"node_id": id, "node_name": fmt.Sprintf("node-%d", id),
+			"address": "http://127.0.0.1:9", "secret_key": apptest.NodeSecret(id)})
+	}
 	return c
 }
 
-// push sends a batch from node src and returns the answer.
+// push sends a batch from node src, signed as src, and returns the answer.
 func push(t *testing.T, c *apptest.Client, src int, events []replicate.Event) replicate.Answer {
 	t.Helper()
+	c.SignAs(src, apptest.NodeSecret(src))
 	return apptest.OKData[replicate.Answer](c, "POST", "/api/cluster/sync", replicate.Batch{SourceNodeID: src, Events: events})
 }
 
@@ -99,7 +112,7 @@ func TestClusterSyncBatchRules(t *testing.T) {
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	src := newSource(t, 7)
-	sc := syncer(recv, apptest.NodeSecret(1))
+	sc := syncer(recv, apptest.NodeSecret(1), 7, 9)
 
 	// A user created on node 7 arrives with its INSERT.
 	_, uid := src.env.NewUser("remote", user.RoleUser)
@@ -143,11 +156,12 @@ func TestClusterSyncBatchRules(t *testing.T) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var applied int
+		c := recv.PeerClient(b.SourceNodeID, apptest.NodeSecret(b.SourceNodeID))
 		for range 6 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := sc.Do("POST", "/api/cluster/sync", b)
+				r := c.Do("POST", "/api/cluster/sync", b)
 				var a replicate.Answer
 				if r.Success {
 					r.Decode(t, &a)
@@ -211,7 +225,7 @@ func TestClusterSyncCrossingBatches(t *testing.T) {
 	_, u1 := recv.NewUser("cross1", user.RoleUser)
 	_, u2 := recv.NewUser("cross2", user.RoleUser)
 	b1, b2 := quotaOn(t, root, u1), quotaOn(t, root, u2)
-	c := syncer(recv, apptest.NodeSecret(1))
+	clients := map[int64]*apptest.Client{11: syncer(recv, apptest.NodeSecret(1), 11), 12: syncer(recv, apptest.NodeSecret(1), 12)}
 	delta := func(id, user int64) replicate.Event {
 		return replicate.Event{ID: id, TableName: "users", Operation: "UPDATE", Kind: store.KindDelta, PrimaryKey: user,
 			Data: json.RawMessage(`{"quota":1}`), EventTimeUS: time.Now().UnixMicro()}
@@ -228,7 +242,7 @@ func TestClusterSyncCrossingBatches(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				evs := []replicate.Event{delta((2*r+1)*50+src, first), delta((2*r+2)*50+src, second)}
-				if res := c.Do("POST", "/api/cluster/sync", replicate.Batch{SourceNodeID: int(src), Events: evs}); !res.Success {
+				if res := clients[src].Do("POST", "/api/cluster/sync", replicate.Batch{SourceNodeID: int(src), Events: evs}); !res.Success {
 					t.Errorf("round %d, node %d: %s", r, src, res.Raw)
 				}
 			}()
@@ -253,7 +267,7 @@ func TestClusterSyncRefusals(t *testing.T) {
 	for _, secret := range []string{"", "wrong", apptest.NodeSecret(2)} {
 		syncer(recv, secret).Fail("POST", "/api/cluster/sync", batch(7, good), http.StatusUnauthorized, api.MsgClusterSecret)
 	}
-	c := syncer(recv, apptest.NodeSecret(1))
+	c := syncer(recv, apptest.NodeSecret(1), 7)
 	before := quotaOn(t, root, uid)
 	with := func(f func(e *replicate.Event)) replicate.Event {
 		e := good
@@ -321,7 +335,7 @@ func TestClusterSyncOutOfOrder(t *testing.T) {
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	a, b := newSource(t, 7), newSource(t, 8)
-	toRecv, toA := syncer(recv, apptest.NodeSecret(1)), syncer(a.env, apptest.NodeSecret(7))
+	toRecv, toA := syncer(recv, apptest.NodeSecret(1), 7, 8), syncer(a.env, apptest.NodeSecret(7), 8)
 
 	// Node 8 creates a user; node 7 gets it and tops it up; node 1 gets
 	// node 7's delta first, node 8's INSERT later.

@@ -25,6 +25,7 @@ type nodeInfo struct {
 	PingFailures  int     `json:"ping_failures"`
 	Disabled      bool    `json:"disabled"`
 	SecretKey     *string `json:"secret_key"`
+	State         string  `json:"state"`
 	CreatedAt     int64   `json:"created_at"`
 	UpdatedAt     int64   `json:"updated_at"`
 }
@@ -85,7 +86,7 @@ func TestClusterNodeAdmin(t *testing.T) {
 		{"node_id 50", nodeBody(50), cluster.MsgNodeIDRange},
 		{"node_id huge", `{"node_id":1e300,"node_name":"x","address":"http://x","secret_key":"s"}`, "无效的参数"},
 		{"own node_id", nodeBody(1), api.MsgNodeIDSelf},
-		{"taken node_id", nodeBody(2), api.MsgNodeIDTaken},
+		{"taken node_id", nodeBody(2), api.MsgNodeExists},
 		{"no name", nodeBody(3, "node_name", "  "), cluster.MsgNameRequired},
 		{"name NUL", nodeBody(3, "node_name", "a\x00b"), "节点名称 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
 		{"name invalid UTF-8", `{"node_id":3,"node_name":"a\xffb","address":"http://x","secret_key":"s"}`, "无效的参数"},
@@ -116,7 +117,7 @@ func TestClusterNodeAdmin(t *testing.T) {
 				mu.Lock()
 				wins++
 				mu.Unlock()
-			} else if r.Message != api.MsgNodeIDTaken {
+			} else if r.Message != api.MsgNodeExists {
 				t.Errorf("parallel create: %s", r.Raw)
 			}
 		}()
@@ -209,17 +210,23 @@ func TestClusterPingEndpoint(t *testing.T) {
 	root := e.Root()
 	apptest.OKData[nodeInfo](root, "POST", "/api/cluster_node/", nodeBody(5, "secret_key", "five-secret"))
 
-	peer := e.Client()
-	peer.Fail("POST", "/api/cluster/ping", nodeBody(2), http.StatusUnauthorized, api.MsgClusterSecret)
-	peer.Header.Set("X-Cluster-Secret", nodeSecret+"x")
-	peer.Fail("POST", "/api/cluster/ping", nodeBody(2), http.StatusUnauthorized, api.MsgClusterSecret)
-	peer.Header.Set("X-Cluster-Secret", strings.ToUpper(nodeSecret))
-	peer.Fail("POST", "/api/cluster/ping", nodeBody(2), http.StatusUnauthorized, api.MsgClusterSecret)
+	anon := e.Client()
+	anon.Fail("POST", "/api/cluster/ping", nodeBody(2), http.StatusUnauthorized, api.MsgClusterSecret)
+	for _, secret := range []string{nodeSecret + "x", strings.ToUpper(nodeSecret)} {
+		c := e.Client().SignAs(2, "two-secret")
+		c.Header.Set("X-Cluster-Secret", secret)
+		c.Fail("POST", "/api/cluster/ping", nodeBody(2), http.StatusUnauthorized, api.MsgClusterSecret)
+	}
+	// This node's secret without the sender's headers.
+	anon.Header.Set("X-Cluster-Secret", nodeSecret)
+	anon.Fail("POST", "/api/cluster/ping", nodeBody(2), http.StatusUnauthorized, api.MsgClusterSecret)
 	if total := root.OK("GET", "/api/cluster_node/", nil).Total; total != 1 {
 		t.Fatalf("a refused ping recorded its sender: total %d", total)
 	}
 
-	peer.Header.Set("X-Cluster-Secret", nodeSecret)
+	// Node 2 is not in the table: its ping is heard, signed with its own
+	// secret (which this node cannot check yet).
+	peer := e.PeerClient(2, "two-secret")
 	for _, tc := range []struct {
 		name string
 		body any
@@ -237,6 +244,8 @@ func TestClusterPingEndpoint(t *testing.T) {
 		}
 	}
 	peer.Fail("POST", "/api/cluster/ping", `{"node_name":"`+strings.Repeat("a", 2<<20)+`"}`, http.StatusRequestEntityTooLarge, "")
+	// The body speaks for the signing node only.
+	peer.Fail("POST", "/api/cluster/ping", nodeBody(3), http.StatusUnauthorized, api.MsgClusterSecret)
 
 	// Parallel pings of one new sender record it once.
 	var wg sync.WaitGroup
@@ -264,14 +273,40 @@ func TestClusterPingEndpoint(t *testing.T) {
 		t.Fatalf("answer nodes: %s", r.Raw)
 	}
 
-	// The sender is recorded; a later ping refreshes its name, address
-	// and secret (spec, Cluster rule 3).
-	peer.OK("POST", "/api/cluster/ping", nodeBody(2, "secret_key", "rotated", "node_name", "two", "address", "https://two.example.com"))
-	var rows []nodeInfo
-	list := root.OK("GET", "/api/cluster_node/", nil)
-	list.Decode(t, &rows)
-	if list.Total != 2 || rows[0].NodeID != 2 || rows[0].NodeName != "two" || rows[0].Address != "https://two.example.com" ||
-		*rows[0].SecretKey != "rotated" || rows[0].Status != cluster.StatusAlive || rows[0].LastHeartbeat == 0 {
-		t.Fatalf("recorded sender: %s", list.Raw)
+	// The sender is recorded without the secret it sent, awaiting root's;
+	// until then its pings change nothing.
+	two := func() nodeInfo {
+		var rows []nodeInfo
+		root.OK("GET", "/api/cluster_node/", nil).Decode(t, &rows)
+		return rows[0]
 	}
+	if n := two(); n.NodeID != 2 || *n.SecretKey != "" || n.State != cluster.StateAwaitingSecret || n.Address != "http://n2.example.com:3000" {
+		t.Fatalf("recorded sender: %+v", n)
+	}
+	peer.OK("POST", "/api/cluster/ping", nodeBody(2, "address", "https://elsewhere.example.com"))
+	if n := two(); n.Address != "http://n2.example.com:3000" || *n.SecretKey != "" {
+		t.Fatalf("a ping of a node awaiting its secret changed it: %+v", n)
+	}
+
+	// Root sets the secret: the record is alive, and a ping signed with it
+	// refreshes name, address and secret (spec, Cluster rule 3: how a
+	// rotated secret spreads).
+	if n := apptest.OKData[nodeInfo](root, "PUT", "/api/cluster_node/", map[string]any{"id": two().ID, "secret_key": "two-secret"}); n.State != cluster.StateAlive {
+		t.Fatalf("completed record: %+v", n)
+	}
+	peer.OK("POST", "/api/cluster/ping", nodeBody(2, "secret_key", "rotated", "node_name", "two", "address", "https://two.example.com"))
+	if n := two(); n.NodeName != "two" || n.Address != "https://two.example.com" || *n.SecretKey != "rotated" || n.Status != cluster.StatusAlive {
+		t.Fatalf("recorded sender: %+v", n)
+	}
+	// Now only the new secret signs for node 2: the old one, another
+	// node's, this node's own, and none are refused, and change nothing.
+	for _, key := range []string{"two-secret", "five-secret", nodeSecret} {
+		e.PeerClient(2, key).Fail("POST", "/api/cluster/ping", nodeBody(2, "address", "https://evil.example.com"),
+			http.StatusUnauthorized, api.MsgClusterSecret)
+	}
+	anon.Fail("POST", "/api/cluster/ping", nodeBody(2, "address", "https://evil.example.com"), http.StatusUnauthorized, api.MsgClusterSecret)
+	if n := two(); n.Address != "https://two.example.com" || *n.SecretKey != "rotated" {
+		t.Fatalf("a refused ping changed the record: %+v", n)
+	}
+	e.PeerClient(2, "rotated").OK("POST", "/api/cluster/ping", nodeBody(2, "secret_key", "rotated", "node_name", "two", "address", "https://two.example.com"))
 }

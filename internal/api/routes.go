@@ -1,6 +1,12 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/modelgate/modelgate/internal/cluster/owner"
+	"github.com/modelgate/modelgate/internal/cluster/replicate"
+	"github.com/modelgate/modelgate/internal/httpx"
+)
 
 // routes lists every /api route in the order of the spec's tables, with the
 // least role each needs (spec: Authentication, permission levels).
@@ -139,14 +145,17 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/option/{$}", levelRoot, s.listOptions)
 	s.handle(mux, "PUT /api/option/{$}", levelRoot, s.updateOption)
 
-	// Cluster. Ping is opened by the cluster secret, not a session; every
-	// cluster route answers "cluster mode is off" without CLUSTER_NODE_ID.
-	s.handle(mux, "POST /api/cluster/ping", levelGuest, s.clusterOn(s.clusterPing))
-	s.handle(mux, "POST /api/cluster/sync", levelGuest, s.clusterOn(s.clusterSync))
-	s.handle(mux, "POST /api/cluster/snapshot", levelGuest, s.clusterOn(s.clusterSnapshot))
-	s.handle(mux, "POST /api/cluster/redeem", levelGuest, s.clusterOn(s.clusterRedeem))
-	s.handle(mux, "POST /api/cluster/activate", levelGuest, s.clusterOn(s.clusterActivate))
-	s.handle(mux, "POST /api/cluster/set_quota", levelGuest, s.clusterOn(s.clusterSetQuota))
+	// Cluster. Every cluster route answers "cluster mode is off" without
+	// CLUSTER_NODE_ID. The internal routes (/api/cluster/…) are opened by
+	// no session: every one goes through clusterPeer, which checks the
+	// cluster secret and the sender's signature (docs/cluster.md, Security);
+	// handle refuses to register one any other way.
+	s.internal(mux, "POST /api/cluster/ping", anyPinger, httpx.MaxBodyBytes, s.clusterPing)
+	s.internal(mux, "POST /api/cluster/sync", knownPeers, replicate.MaxBatchBytes, s.clusterSync)
+	s.internal(mux, "POST /api/cluster/snapshot", knownPeers, httpx.MaxBodyBytes, s.clusterSnapshot)
+	s.internal(mux, "POST /api/cluster/redeem", knownPeers, owner.MaxBodyBytes, s.clusterRedeem)
+	s.internal(mux, "POST /api/cluster/activate", knownPeers, owner.MaxBodyBytes, s.clusterActivate)
+	s.internal(mux, "POST /api/cluster/set_quota", knownPeers, owner.MaxBodyBytes, s.clusterSetQuota)
 	s.handle(mux, "GET /api/cluster_node/{$}", levelRoot, s.clusterOn(s.listClusterNodes))
 	s.handle(mux, "GET /api/cluster_node/ping/{id}", levelRoot, sameSiteOnly(s.clusterOn(s.pingClusterNode)))
 	s.handle(mux, "GET /api/cluster_node/{id}", levelRoot, s.clusterOn(s.getClusterNode))
@@ -154,6 +163,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /api/cluster_node/{$}", levelRoot, s.clusterOn(s.updateClusterNode))
 	s.handle(mux, "DELETE /api/cluster_node/{id}", levelRoot, s.clusterOn(s.deleteClusterNode))
 	s.handle(mux, "POST /api/cluster_node/{id}/enable", levelRoot, s.clusterOn(s.enableClusterNode))
+	s.handle(mux, "POST /api/cluster_node/join_token", levelRoot, s.clusterOn(s.createJoinToken))
 	s.handle(mux, "POST /api/cluster_node/{id}/join", levelRoot, sameSiteOnly(s.clusterOn(s.joinCluster)))
 
 	s.handle(mux, "/api/", levelGuest, notFound)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/auth"
@@ -115,12 +116,29 @@ const (
 	levelRoot  level = 100
 )
 
-// handle registers h under pattern behind authentication at lvl.
+// handle registers h under pattern behind authentication at lvl. The
+// internal routes of nodes go through internal instead.
 func (s *Server) handle(mux *http.ServeMux, pattern string, lvl level, h httpx.HandlerFunc) {
+	if strings.Contains(pattern, internalPrefix) {
+		panic("api: register " + pattern + " with internal: it must check the sending node")
+	}
 	if lvl > levelGuest {
 		h = s.requireRole(lvl, h)
 	}
 	mux.Handle(pattern, httpx.Adapt(s.Log, s.lang, h))
+}
+
+// internalPrefix starts the paths of the routes nodes call on each other.
+const internalPrefix = "/api/cluster/"
+
+// internal registers h under pattern, an internal route of nodes, behind
+// clusterPeer: no session, the cluster secret and the sender's signature,
+// the body read up to limit.
+func (s *Server) internal(mux *http.ServeMux, pattern string, access peerAccess, limit int64, h httpx.HandlerFunc) {
+	if !strings.Contains(pattern, internalPrefix) {
+		panic("api: " + pattern + " is not an internal route")
+	}
+	mux.Handle(pattern, httpx.Adapt(s.Log, s.lang, s.clusterPeer(access, limit, h)))
 }
 
 // lang is the language of messages (option MessageLanguage).

@@ -7,6 +7,7 @@ import (
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/cluster/ping"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/store"
@@ -18,12 +19,18 @@ func (a *App) self() cluster.Node {
 	return cluster.Node{NodeID: c.NodeID, Name: c.NodeName, Address: c.NodeAddress, Secret: c.Secret}.Normalize()
 }
 
+// peerSelf is this node as it signs its calls to peers.
+func (a *App) peerSelf() peer.Self {
+	c := a.cfg.Cluster
+	return peer.Self{NodeID: c.NodeID, Secret: c.Secret, PreviousSecret: c.PreviousSecret}
+}
+
 // clusterPinger is the heartbeat of cluster mode; nil when it is off.
 func (a *App) clusterPinger() *ping.Pinger {
 	if !a.cfg.Cluster.Enabled {
 		return nil
 	}
-	return ping.New(a.Store, ping.Config{Self: a.self(), Interval: a.cfg.Cluster.PingInterval,
+	return ping.New(a.Store, ping.Config{Self: a.self(), PreviousSecret: a.cfg.Cluster.PreviousSecret, Interval: a.cfg.Cluster.PingInterval,
 		MaxFailures: a.cfg.Cluster.MaxPingFailures, Log: a.log})
 }
 
@@ -34,7 +41,8 @@ func (a *App) clusterDeps(p *ping.Pinger) api.ClusterDeps {
 		return api.ClusterDeps{}
 	}
 	return api.ClusterDeps{Enabled: true, Self: a.self(), Pinger: p, BatchSize: a.cfg.Cluster.BatchSize,
-		MaxClockSkew: a.cfg.Cluster.MaxClockSkew, Owner: owner.New(a.cfg.Cluster.NodeID, a.Store)}
+		MaxClockSkew: a.cfg.Cluster.MaxClockSkew, PreviousSecret: a.cfg.Cluster.PreviousSecret, Owner: owner.New(a.peerSelf(), a.Store),
+		AuthRefused: a.countClusterAuthRefused}
 }
 
 // startReplication turns the store's outbox on and builds the pusher
@@ -43,7 +51,7 @@ func (a *App) clusterDeps(p *ping.Pinger) api.ClusterDeps {
 func (a *App) startReplication() {
 	c := a.cfg.Cluster
 	a.Store.EnableOutbox(store.OutboxOptions{Logs: c.SyncLogs, MaxClockSkew: c.MaxClockSkew})
-	a.pusher = replicate.New(a.Store, replicate.Config{Self: a.self(), Interval: c.PushInterval, BatchSize: c.BatchSize, Log: a.log})
+	a.pusher = replicate.New(a.Store, replicate.Config{Self: a.self(), PreviousSecret: c.PreviousSecret, Interval: c.PushInterval, BatchSize: c.BatchSize, Log: a.log})
 	a.Store.OnCommit(a.pusher.Changed)
 	a.Store.OnCommit(func(changes []store.Change) {
 		for _, ch := range changes {

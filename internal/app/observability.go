@@ -52,6 +52,14 @@ func (a *App) countPaymentCallback(method string, accepted bool, reason string) 
 	}
 }
 
+// countClusterAuthRefused counts an internal call refused for reason
+// (api's ClusterDeps.AuthRefused).
+func (a *App) countClusterAuthRefused(reason string) {
+	if a.metrics != nil {
+		a.metrics.ClusterAuthRefused(reason)
+	}
+}
+
 // metricsHandler is GET /metrics: 404 unless METRICS_TOKEN is set.
 func (a *App) metricsHandler() http.Handler {
 	if a.cfg.MetricsToken == "" {
@@ -111,7 +119,8 @@ func (a *App) clusterPeers(ctx context.Context) ([]metrics.Peer, error) {
 	now := time.Now().Unix()
 	var peers []metrics.Peer
 	for _, n := range nodes {
-		if n.NodeID == a.cfg.Cluster.NodeID || n.Disabled {
+		if n.NodeID == a.cfg.Cluster.NodeID || n.Disabled || n.SecretKey == "" {
+			// Disabled and awaiting its secret: nothing is pushed to it.
 			continue
 		}
 		age := -1.0

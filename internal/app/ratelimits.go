@@ -41,8 +41,11 @@ func (a *App) newLimiter() *ratelimit.Limiter {
 }
 
 // countClusterNodes sets how many nodes share each limit out: this one and
-// every enabled peer in its node table, reachable or not (a peer that is
-// down does not give its share to the others: the sum stays bounded).
+// every enabled peer in its node table with a secret, reachable or not (a
+// peer that is down does not give its share to the others: the sum stays
+// bounded). A record awaiting its secret does not count: anyone holding
+// this node's secret can make one by a ping, and it must change nothing
+// (docs/cluster.md, Security).
 func (a *App) countClusterNodes(ctx context.Context) error {
 	nodes, err := a.Store.AllClusterNodes(ctx)
 	if err != nil {
@@ -50,7 +53,7 @@ func (a *App) countClusterNodes(ctx context.Context) error {
 	}
 	n := 1
 	for _, node := range nodes {
-		if node.NodeID != a.cfg.Cluster.NodeID && !node.Disabled {
+		if node.NodeID != a.cfg.Cluster.NodeID && !node.Disabled && node.SecretKey != "" {
 			n++
 		}
 	}

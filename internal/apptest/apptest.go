@@ -162,6 +162,8 @@ type Client struct {
 	base   string
 	http   *http.Client
 	Header http.Header // sent with every request
+	// sign, when set, signs every request (SignAs).
+	sign func(req *http.Request)
 }
 
 // Client returns a new anonymous client.
@@ -215,6 +217,9 @@ func (c *Client) Do(method, path string, body any) *Response {
 	}
 	if rd != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.sign != nil {
+		c.sign(req)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -1,14 +1,18 @@
 package apptest
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/app"
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 )
 
 // NewNode starts a gateway in cluster mode as node nodeID with secret as
@@ -91,10 +95,77 @@ func NewCluster(t testing.TB, n int, env ...string) []*Env {
 }
 
 // AddTo records e (node id) in the node table root administers, with e's
-// address and secret.
+// address and secret: a new record, or the one there completed (a ping
+// records its sender awaiting its secret).
 func (e *Env) AddTo(root *Client, id int) {
+	var rows []struct {
+		ID     int64 `json:"id"`
+		NodeID int   `json:"node_id"`
+	}
+	root.OK("GET", "/api/cluster_node/?p=0&page_size=100", nil).Decode(root.t, &rows)
+	for _, r := range rows {
+		if r.NodeID == id {
+			root.OK("PUT", "/api/cluster_node/", map[string]any{"id": r.ID, "node_name": fmt.Sprintf("node-%d", id),
+				"address": e.URL(), "secret_key": NodeSecret(id)})
+			return
+		}
+	}
 	root.OK("POST", "/api/cluster_node/", map[string]any{"node_id": id, "node_name": fmt.Sprintf("node-%d", id),
 		"address": e.URL(), "secret_key": NodeSecret(id)})
+}
+
+// JoinToken creates, through e's root, a join token for node nodeID to
+// pull e's snapshot (POST /api/cluster_node/join_token).
+func (e *Env) JoinToken(nodeID int) string {
+	e.t.Helper()
+	v := OKData[struct {
+		Token string `json:"token"`
+	}](e.Root(), "POST", "/api/cluster_node/join_token", map[string]any{"node_id": nodeID})
+	return v.Token
+}
+
+// PeerClient is a client that calls e's internal routes as node nodeID
+// would: e's CLUSTER_SECRET in X-Cluster-Secret, every request signed with
+// secret (SignAs). secret is the sender's own, or another to forge.
+func (e *Env) PeerClient(nodeID int, secret string) *Client {
+	c := e.Client()
+	c.Header.Set(peer.SecretHeader, e.Config.Cluster.Secret)
+	return c.SignAs(nodeID, secret)
+}
+
+// SignAs makes c sign every request as node nodeID with secret
+// (SignCluster).
+func (c *Client) SignAs(nodeID int, secret string) *Client {
+	c.sign = func(req *http.Request) { SignCluster(req, nodeID, secret) }
+	return c
+}
+
+// SignAsAt is SignAs with every timestamp at (a clock off, a replay).
+func (c *Client) SignAsAt(nodeID int, secret string, at time.Time) *Client {
+	c.sign = func(req *http.Request) { SignClusterAt(req, nodeID, secret, at) }
+	return c
+}
+
+// SignCluster signs req as node nodeID with secret, at the current time:
+// the X-Cluster-Node, X-Cluster-Timestamp and X-Cluster-Signature headers
+// of an internal call (peer.Sign). The body is read and put back.
+func SignCluster(req *http.Request, nodeID int, secret string) {
+	SignClusterAt(req, nodeID, secret, time.Now())
+}
+
+// SignClusterAt is SignCluster with the timestamp at.
+func SignClusterAt(req *http.Request, nodeID int, secret string, at time.Time) {
+	var body []byte
+	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
+		req.Body.Close()
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	ts := at.Unix()
+	req.Header.Set(peer.NodeHeader, strconv.Itoa(nodeID))
+	req.Header.Set(peer.TimestampHeader, strconv.FormatInt(ts, 10))
+	req.Header.Set(peer.SignatureHeader, peer.Sign(secret, ts, req.URL.Path, body))
 }
 
 // Eventually polls cond every 20 ms until it holds, failing the test after

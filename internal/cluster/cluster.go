@@ -110,12 +110,18 @@ func (n Node) Check() string {
 	return ""
 }
 
+// Internal endpoints of a node, below its base address.
+const (
+	PingPath = "/api/cluster/ping"
+	SyncPath = "/api/cluster/sync"
+)
+
 // PingURL is the ping endpoint of a node at the base address addr.
 func PingURL(addr string) string {
-	return strings.TrimRight(addr, "/") + "/api/cluster/ping"
+	return strings.TrimRight(addr, "/") + PingPath
 }
 
 // SyncURL is the sync endpoint of a node's address.
 func SyncURL(addr string) string {
-	return strings.TrimRight(addr, "/") + "/api/cluster/sync"
+	return strings.TrimRight(addr, "/") + SyncPath
 }

@@ -140,3 +140,25 @@ func TestOwner(t *testing.T) {
 		}
 	}
 }
+
+func TestState(t *testing.T) {
+	tests := []struct {
+		name string
+		peer Peer
+		want string
+	}{
+		{"alive with a secret", Peer{Status: StatusAlive, HasSecret: true}, StateAlive},
+		{"failed with a secret", Peer{Status: StatusFailed, HasSecret: true}, StateFailed},
+		{"new record, no outcome yet", Peer{Status: 0, HasSecret: true}, StateAlive},
+		{"recorded from its ping, no secret", Peer{Status: StatusAlive}, StateAwaitingSecret},
+		{"failed without a secret", Peer{Status: StatusFailed}, StateAwaitingSecret},
+		{"needs a resync", Peer{Status: StatusAlive, HasSecret: true, NeedsResync: true}, StateNeedsResync},
+		{"failed, needs a resync", Peer{Status: StatusFailed, HasSecret: true, NeedsResync: true}, StateNeedsResync},
+		{"no secret, needs a resync", Peer{Status: StatusAlive, NeedsResync: true}, StateNeedsResync},
+	}
+	for _, tt := range tests {
+		if got := State(tt.peer); got != tt.want {
+			t.Errorf("%s: State = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

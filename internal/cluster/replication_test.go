@@ -2,29 +2,6 @@ package cluster
 
 import "testing"
 
-func TestState(t *testing.T) {
-	cases := []struct {
-		status      int
-		hasSecret   bool
-		needsResync bool
-		want        string
-	}{
-		{StatusAlive, true, false, StateAlive},
-		{0, true, false, StateAlive}, // a new record, never pinged yet
-		{StatusFailed, true, false, StateFailed},
-		{StatusAlive, false, false, StateAwaitingSecret},
-		{StatusFailed, false, false, StateAwaitingSecret},
-		{StatusAlive, true, true, StateNeedsResync},
-		{StatusFailed, true, true, StateNeedsResync},
-		{StatusAlive, false, true, StateNeedsResync},
-	}
-	for _, c := range cases {
-		if got := State(c.status, c.hasSecret, c.needsResync); got != c.want {
-			t.Errorf("State(%d, %v, %v) = %q, want %q", c.status, c.hasSecret, c.needsResync, got, c.want)
-		}
-	}
-}
-
 func TestNeedsResync(t *testing.T) {
 	const node = 3
 	id := func(seq int64) int64 { return seq*IDStride + node }

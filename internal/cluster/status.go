@@ -6,6 +6,45 @@ const (
 	StatusFailed = 2
 )
 
+// States of a peer as root's node view shows them (the state field; the
+// spec's int status stays beside it).
+const (
+	StateAlive          = "alive"
+	StateFailed         = "failed"
+	StateAwaitingSecret = "awaiting_secret"
+	// StateNeedsResync is a peer that needs events this node no longer
+	// keeps (pruned): pushing to it stopped until it resyncs from a
+	// snapshot (docs/cluster.md, Replication).
+	StateNeedsResync = "needs_resync"
+)
+
+// Peer is what a peer's state is computed from.
+type Peer struct {
+	Status int
+	// HasSecret: the record holds the peer's secret.
+	HasSecret bool
+	// NeedsResync: the peer needs events this node pruned (NeedsResync).
+	NeedsResync bool
+}
+
+// State is p's state: needs_resync first (nothing reaches such a peer
+// until an operator acts), then awaiting_secret while the record has no secret
+// (whatever its status: such a peer is neither pinged, pushed to nor
+// heard), else failed or alive by its status. The rules are checked in
+// order; a new state takes its place in the list by precedence.
+func State(p Peer) string {
+	switch {
+	case p.NeedsResync:
+		return StateNeedsResync
+	case !p.HasSecret:
+		return StateAwaitingSecret
+	case p.Status == StatusFailed:
+		return StateFailed
+	default:
+		return StateAlive
+	}
+}
+
 // FailedPingEvery is the pace of pings to a failed peer: every 5th ping
 // round instead of every round. It keeps a dead peer from costing a
 // timeout every interval, and still brings it back by itself within five

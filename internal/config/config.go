@@ -91,11 +91,15 @@ type BillingLease struct {
 // Cluster holds the cluster variables. They are read and validated now; the
 // cluster issue uses them. Enabled is true when CLUSTER_NODE_ID is set.
 type Cluster struct {
-	Enabled         bool
-	NodeID          int
-	NodeName        string
-	NodeAddress     string
-	Secret          string
+	Enabled     bool
+	NodeID      int
+	NodeName    string
+	NodeAddress string
+	Secret      string
+	// PreviousSecret is CLUSTER_PREVIOUS_SECRET: set during a rotation of
+	// CLUSTER_SECRET, still accepted from peers and used to sign calls
+	// a peer refuses until it learned the new one (docs/cluster.md).
+	PreviousSecret  string
 	PingInterval    time.Duration
 	PushInterval    time.Duration
 	MaxPingFailures int
@@ -235,6 +239,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	cl.NodeName = strings.TrimSpace(getenv("CLUSTER_NODE_NAME"))
 	cl.NodeAddress = strings.TrimSpace(getenv("CLUSTER_NODE_ADDRESS"))
 	cl.Secret = getenv("CLUSTER_SECRET")
+	cl.PreviousSecret = getenv("CLUSTER_PREVIOUS_SECRET")
 	cl.PingInterval = durationVar("CLUSTER_PING_INTERVAL", 10*time.Second)
 	cl.PushInterval = durationVar("CLUSTER_PUSH_INTERVAL", time.Second)
 	cl.MaxPingFailures = intVar("CLUSTER_MAX_PING_FAILURES", 3)
@@ -266,6 +271,11 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 			bad("CLUSTER_SECRET: required in cluster mode")
 		} else if cluster.CheckSecret(cl.Secret, true) != "" {
 			bad("CLUSTER_SECRET: must be at most %d characters of text without control characters", cluster.MaxSecretChars)
+		}
+		if cluster.CheckSecret(cl.PreviousSecret, false) != "" {
+			bad("CLUSTER_PREVIOUS_SECRET: must be at most %d characters of text without control characters", cluster.MaxSecretChars)
+		} else if cl.PreviousSecret != "" && cl.PreviousSecret == cl.Secret {
+			bad("CLUSTER_PREVIOUS_SECRET: must differ from CLUSTER_SECRET (leave it unset outside a rotation)")
 		}
 	}
 	if cl.MaxPingFailures < 1 || cl.MaxPingFailures > 1000 {

@@ -102,6 +102,8 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "https://u:p@n3", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ADDRESS"}},
 		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "https://n3/?a=b", "CLUSTER_SECRET": "x"}, []string{"CLUSTER_NODE_ADDRESS"}},
 		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "http://n3", "CLUSTER_SECRET": "a\x00b", "CLUSTER_NODE_NAME": "n\x01"}, []string{"CLUSTER_SECRET", "CLUSTER_NODE_NAME"}},
+		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "http://n3", "CLUSTER_SECRET": "x", "CLUSTER_PREVIOUS_SECRET": "x"}, []string{"CLUSTER_PREVIOUS_SECRET: must differ"}},
+		{map[string]string{"CLUSTER_NODE_ID": "3", "CLUSTER_NODE_ADDRESS": "http://n3", "CLUSTER_SECRET": "x", "CLUSTER_PREVIOUS_SECRET": "a\nb"}, []string{"CLUSTER_PREVIOUS_SECRET"}},
 		{map[string]string{"CLUSTER_MAX_PING_FAILURES": "0", "CLUSTER_PING_INTERVAL": "-1s"}, []string{"CLUSTER_MAX_PING_FAILURES", "CLUSTER_PING_INTERVAL"}},
 		{map[string]string{"METRICS_TOKEN": "short", "LOG_FORMAT": "xml"}, []string{"METRICS_TOKEN", "LOG_FORMAT"}},
 		{map[string]string{"METRICS_LISTEN": "127.0.0.1:9090"}, []string{"METRICS_LISTEN: set METRICS_TOKEN too"}},

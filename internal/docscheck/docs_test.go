@@ -22,8 +22,9 @@ const root = "../.."
 var routeFiles = []string{"internal/api/routes.go", "internal/relay/routes.go"}
 
 // registrars are the calls whose first string argument is a route pattern:
-// Server.handle in internal/api, ServeMux.Handle and HandleFunc in the relay.
-var registrars = []string{"handle", "Handle", "HandleFunc"}
+// Server.handle and Server.internal (the routes nodes call) in
+// internal/api, ServeMux.Handle and HandleFunc in the relay.
+var registrars = []string{"handle", "internal", "Handle", "HandleFunc"}
 
 // patternShape is a ServeMux pattern: an optional method, then a path.
 var patternShape = regexp.MustCompile(`^([A-Z]+ )?/`)

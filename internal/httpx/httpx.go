@@ -148,14 +148,20 @@ func DecodeLimit(w http.ResponseWriter, r *http.Request, dst any, limit int64) e
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &tooLarge) && limit == MaxBodyBytes:
-		return FailStatus(http.StatusRequestEntityTooLarge, MsgBodyTooLarge)
 	case errors.As(err, &tooLarge):
-		e := Failf(MsgBodyOverLimit, limit>>20)
-		e.Status = http.StatusRequestEntityTooLarge
-		return e
+		return TooLarge(limit)
 	}
 	return Fail(MsgInvalidParams)
+}
+
+// TooLarge is the failure of a body over limit bytes (HTTP 413).
+func TooLarge(limit int64) *Error {
+	if limit == MaxBodyBytes {
+		return FailStatus(http.StatusRequestEntityTooLarge, MsgBodyTooLarge)
+	}
+	e := Failf(MsgBodyOverLimit, limit>>20)
+	e.Status = http.StatusRequestEntityTooLarge
+	return e
 }
 
 // PathID parses the {id} path value as a positive integer.

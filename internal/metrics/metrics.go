@@ -42,6 +42,7 @@ type Metrics struct {
 	ledgerCommit             prometheus.Histogram
 	logCommit                *prometheus.HistogramVec
 	callbacks                *prometheus.CounterVec
+	clusterRefused           *prometheus.CounterVec
 
 	// series caches the children of one label set, so a call costs one
 	// map read under a shared lock instead of a label hash per series.
@@ -95,6 +96,9 @@ func New() *Metrics {
 		callbacks: f.counterVec("payment_callbacks_total",
 			"Payment provider callbacks by provider, outcome (accepted, rejected) and reason.",
 			"provider", "outcome", "reason"),
+		clusterRefused: f.counterVec("cluster_auth_refused_total",
+			"Internal cluster calls refused by reason (secret, no_node, bad_timestamp, stale_timestamp, unknown_node, disabled_node, no_secret, no_signature, bad_signature, source_mismatch, join_token).",
+			"reason"),
 		series:   map[seriesKey]*callSeries{},
 		failures: map[[2]string]prometheus.Counter{},
 	}
@@ -199,6 +203,12 @@ func (m *Metrics) PaymentCallback(provider string, accepted bool, reason string)
 		outcome = "rejected"
 	}
 	m.callbacks.WithLabelValues(orNone(provider), outcome, orNone(reason)).Inc()
+}
+
+// ClusterAuthRefused counts one internal cluster call refused for reason
+// (a short fixed word: bad_signature, unknown_node…).
+func (m *Metrics) ClusterAuthRefused(reason string) {
+	m.clusterRefused.WithLabelValues(orNone(reason)).Inc()
 }
 
 // orNone is a label value for an empty string.

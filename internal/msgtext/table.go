@@ -276,6 +276,9 @@ var english = map[string]entry{
 	"订单所属的集群节点 %d 暂时无法处理该操作,请稍后重试":                           {text: "cluster node %d, which owns this order, cannot process it right now; please try again later"},
 	"您的账户尚未同步到兑换码所属的集群节点,请稍后重试":                              {text: "your account has not reached the cluster node that owns this code yet; please try again later"},
 	"该兑换码或订单不属于本节点":                                          {text: "this redemption code or order is not owned by this node"},
+	"用户所属的集群节点 %d 暂时无法修改额度,请稍后重试":                            {text: "cluster node %d, which owns this user, cannot change the balance right now; please try again later"},
+	"令牌所属的集群节点 %d 暂时无法修改额度,请稍后重试":                            {text: "cluster node %d, which owns this key, cannot change its quota right now; please try again later"},
+	"该用户或令牌不属于本节点":                                           {text: "this user or key is not owned by this node"},
 	"转发的请求无效":                                                {text: "invalid forwarded request"},
 	"该节点已停用,不能从它拉取快照":                                        {text: "this node is disabled; no snapshot is pulled from it"},
 	"该节点还没有 secret_key,无法拉取快照;请先用 PUT /api/cluster_node/ 填写": {text: "this node has no secret_key yet, so no snapshot can be pulled from it; set it first with PUT /api/cluster_node/"},
@@ -283,6 +286,9 @@ var english = map[string]entry{
 	"该节点的数据落后于本节点已收到的同步,请稍后重试":                               {text: "that node's data is behind what this node already received by sync; try again in a moment"},
 	"快照不完整或无效,本节点的数据没有改变: %s":                                {text: "the snapshot is incomplete or invalid; this node's data did not change: %s"},
 	"从 %s 拉取快照失败,本节点的数据没有改变: %s":                             {text: "pulling the snapshot from %s failed; this node's data did not change: %s"},
+	"token 不能为空:请先在要拉取快照的节点上用 POST /api/cluster_node/join_token 为本节点创建加入令牌":                      {text: "token is required: first create a join token for this node with POST /api/cluster_node/join_token on the node the snapshot is pulled from"},
+	"该节点还没有 secret_key,它的请求无法验证;请先用 PUT /api/cluster_node/ 填写,再创建加入令牌":                           {text: "this node has no secret_key yet, so its calls cannot be verified; set it with PUT /api/cluster_node/ first, then create the join token"},
+	"该 node_id 的节点已在节点表中(可能由 ping 或发现自动创建);请用 PUT /api/cluster_node/ 带上它的 id 填写 secret_key 或修改它": {text: "a node with this node_id is already in the table (a ping or discovery may have recorded it); use PUT /api/cluster_node/ with its id to set its secret_key or change it"},
 
 	// Rate and concurrency limits (issue 13 §1).
 	"令牌每分钟请求数限制 %d 已达到":                                                     {text: "key rpm limit %d reached"},

@@ -109,26 +109,41 @@ func (s *Store) SetClusterNodeDisabled(ctx context.Context, id int64, disabled b
 	})
 }
 
-// RecordPingSender stores the node that pinged this one (spec, Cluster rule
-// 3): a node id not in the table is created (alive, enabled, heard from
-// now); a known one gets the sender's name, address and secret, which is
-// how a changed secret spreads. Its status, failures and disabled flag
-// stay: they describe this node's pings to it, and an admin's choice.
-func (s *Store) RecordPingSender(ctx context.Context, sender cluster.Node) error {
-	now := time.Now().Unix()
-	return s.write(ctx, "record ping sender", func(tx *Tx) error {
-		res := tx.db.Model(&ClusterNode{}).Where("node_id = ?", sender.NodeID).Updates(map[string]any{
-			"node_name": sender.Name, "address": sender.Address, "secret_key": sender.Secret, "updated_at": now,
-		})
-		if res.Error != nil || res.RowsAffected > 0 {
-			return res.Error
-		}
-		n := ClusterNode{NodeID: sender.NodeID, NodeName: sender.Name, Address: sender.Address, SecretKey: sender.Secret,
-			Status: cluster.StatusAlive, LastHeartbeat: now, CreatedAt: now, UpdatedAt: now}
-		// Two pings of one new sender at once: the second finds the row
-		// the first created and leaves it (it carries the same fields).
-		return tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&n).Error
+// RecordPingSender stores what a known node said of itself in a ping
+// signed with the secret this table holds for it (spec, Cluster rule 3;
+// the caller checked the signature): its name, address and secret, which
+// is how a node's new secret spreads. The secret the record held is
+// checked again under the write, so a record root changed meanwhile is
+// left alone (false). Status, failures and disabled stay: they describe
+// this node's pings to it, and an admin's choice.
+func (s *Store) RecordPingSender(ctx context.Context, sender cluster.Node, signedWith string) (bool, error) {
+	var updated bool
+	err := s.write(ctx, "record ping sender", func(tx *Tx) error {
+		res := tx.db.Model(&ClusterNode{}).Where("node_id = ? AND secret_key = ? AND secret_key <> ''", sender.NodeID, signedWith).
+			Updates(map[string]any{"node_name": sender.Name, "address": sender.Address, "secret_key": sender.Secret,
+				"updated_at": time.Now().Unix()})
+		updated = res.RowsAffected > 0
+		return res.Error
 	})
+	return updated, err
+}
+
+// AddPingSender records a node not in the table that pinged this one,
+// without a secret: whoever holds this node's secret can ping as any node
+// id, so the record awaits root's secret (cluster.StateAwaitingSecret)
+// and is neither pinged nor pushed to nor heard until then. It reports
+// whether it added the record (a node id recorded meanwhile is left).
+func (s *Store) AddPingSender(ctx context.Context, sender cluster.Node) (bool, error) {
+	now := time.Now().Unix()
+	var added bool
+	err := s.write(ctx, "add ping sender", func(tx *Tx) error {
+		n := ClusterNode{NodeID: sender.NodeID, NodeName: sender.Name, Address: sender.Address,
+			Status: cluster.StatusAlive, CreatedAt: now, UpdatedAt: now}
+		res := tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&n)
+		added = res.RowsAffected > 0
+		return res.Error
+	})
+	return added, err
 }
 
 // LearnClusterNodes adds the nodes a peer listed that the table lacks,

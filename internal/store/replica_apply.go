@@ -133,6 +133,9 @@ func (tx *Tx) applySafely(ev Event) (bool, error) {
 	}
 	switch {
 	case errors.Is(err, errStale):
+	case errors.Is(err, errRootGuard):
+		tx.s.log.Warn("cluster event skipped: root is per node, no peer makes, demotes, disables or deletes a root here",
+			"event_id", ev.ID, "node_id", ev.Node(), "table", ev.Table, "operation", ev.Op, "primary_key", ev.PK)
 	case isUniqueViolation(err):
 		// Not the driver's text: MySQL's names the duplicate value, which
 		// may be a key hash.
@@ -196,6 +199,9 @@ func (tx *Tx) applyEvent(ev Event) error {
 	}
 	if forward < 0 || older && forward == 0 {
 		return errStale
+	}
+	if err := tx.guardRoot(t, ev); err != nil {
+		return err
 	}
 	tx.s.clock.observe(ev.TimeUS)
 	nv := rowVersion{TableName_: t.name, RowKey: key, TimeUS: ev.TimeUS, NodeID: ev.Node(), Deleted: ev.Op == "DELETE"}

@@ -137,6 +137,7 @@ const dict = {
     'nav.nodes': 'Cluster nodes', 'nodes.add': 'Add a node', 'nodes.nodeID': 'Node ID', 'nodes.address': 'Address',
     'nodes.secret': "The node's cluster secret", 'nodes.heartbeat': 'Last heartbeat', 'nodes.failures': 'Failed pings',
     'nodes.never': 'Never', 'nodes.status1': 'Alive', 'nodes.status2': 'Failed', 'nodes.ping': 'Ping',
+    'nodes.awaitingSecret': 'Awaiting its secret',
     'nodes.pingOK': 'Answered in {ms} ms; {learned} nodes learned.', 'nodes.pingFailed': 'No answer: {error}',
     // Administration pages: commerce (plans, orders, subscriptions, diagnostics).
     'nav.adminPlans': 'Manage plans', 'nav.adminOrders': 'All orders', 'nav.adminSubs': 'All subscriptions', 'nav.adminDiag': 'Subscription check',
@@ -342,6 +343,7 @@ const dict = {
     'nav.nodes': '集群节点', 'nodes.add': '添加节点', 'nodes.nodeID': '节点编号', 'nodes.address': '地址',
     'nodes.secret': '该节点的集群密钥', 'nodes.heartbeat': '最近心跳', 'nodes.failures': '连续失败次数',
     'nodes.never': '从未', 'nodes.status1': '在线', 'nodes.status2': '失联', 'nodes.ping': 'Ping',
+    'nodes.awaitingSecret': '等待填写密钥',
     'nodes.pingOK': '{ms} 毫秒内应答;获知 {learned} 个节点。', 'nodes.pingFailed': '无应答:{error}',
     // Administration pages: commerce (plans, orders, subscriptions, diagnostics).
     'nav.adminPlans': '套餐管理', 'nav.adminOrders': '订单管理', 'nav.adminSubs': '订阅管理', 'nav.adminDiag': '订阅诊断',

@@ -1,7 +1,9 @@
 // Package join pulls a snapshot of a peer's data for a new node joining
 // the cluster (docs/cluster.md, Joining a new node): it calls
-// POST /api/cluster/snapshot on the peer with the peer's secret and hands
-// the answer out line by line, for store.LoadSnapshot.
+// POST /api/cluster/snapshot on the peer with the peer's secret, signed
+// as this node and carrying the single-use join token root created for
+// this node on the peer, and hands the answer out line by line, for
+// store.LoadSnapshot.
 package join
 
 import (
@@ -18,8 +20,15 @@ import (
 	"github.com/modelgate/modelgate/internal/cluster/peer"
 )
 
-// SecretHeader carries the peer's CLUSTER_SECRET, as for ping and sync.
-const SecretHeader = peer.SecretHeader
+// SecretHeader carries the peer's CLUSTER_SECRET, as for ping and sync;
+// TokenHeader the join token.
+const (
+	SecretHeader = peer.SecretHeader
+	TokenHeader  = peer.JoinTokenHeader
+)
+
+// SnapshotPath is the snapshot endpoint below a node's address.
+const SnapshotPath = "/api/cluster/snapshot"
 
 // Timeout bounds a whole pull: a large database takes minutes to stream.
 const Timeout = 10 * time.Minute
@@ -37,7 +46,7 @@ const ContentType = "application/x-ndjson"
 
 // SnapshotURL is the snapshot endpoint of a node's address.
 func SnapshotURL(addr string) string {
-	return strings.TrimRight(addr, "/") + "/api/cluster/snapshot"
+	return strings.TrimRight(addr, "/") + SnapshotPath
 }
 
 // PeerError is a failure to get the snapshot from the peer: unreachable,
@@ -54,45 +63,40 @@ func (e *PeerError) Unwrap() error { return e.Err }
 // loader that stops applying pushed batches first gets a snapshot taken
 // after that.
 type Stream struct {
-	ctx     context.Context
-	client  *http.Client
-	address string
-	secret  string
+	ctx    context.Context
+	caller peer.Caller
+	target peer.Target
+	token  string
 
 	body    io.ReadCloser
 	scanner *bufio.Scanner
 }
 
-// Pull prepares to read the snapshot of the peer at address, opened by its
-// secret. Close releases it.
-func Pull(ctx context.Context, address, secret string) *Stream {
+// Pull prepares to read the snapshot of the peer target as node self,
+// with the join token root created there for self. Close releases it.
+func Pull(ctx context.Context, self peer.Self, target peer.Target, token string) *Stream {
 	// No client timeout: the caller's ctx bounds the whole stream.
-	return &Stream{ctx: ctx, client: peer.NewClient(0), address: address, secret: secret}
+	return &Stream{ctx: ctx, caller: peer.Caller{Client: peer.NewClient(0), Self: self}, target: target, token: token}
 }
 
 // Next returns the next line of the snapshot, io.EOF after the last one.
 func (s *Stream) Next() ([]byte, error) {
 	if s.scanner == nil {
 		if err := s.open(); err != nil {
-			return nil, &PeerError{Address: s.address, Err: err}
+			return nil, &PeerError{Address: s.target.Address, Err: err}
 		}
 	}
 	if s.scanner.Scan() {
 		return s.scanner.Bytes(), nil
 	}
 	if err := s.scanner.Err(); err != nil {
-		return nil, &PeerError{Address: s.address, Err: err}
+		return nil, &PeerError{Address: s.target.Address, Err: err}
 	}
 	return nil, io.EOF
 }
 
 func (s *Stream) open() error {
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, SnapshotURL(s.address), nil)
-	if err != nil {
-		return fmt.Errorf("bad address: %w", err)
-	}
-	req.Header.Set(SecretHeader, s.secret)
-	resp, err := s.client.Do(req)
+	resp, err := s.caller.Post(s.ctx, s.target, SnapshotPath, nil, http.Header{TokenHeader: {s.token}})
 	if err != nil {
 		return err
 	}

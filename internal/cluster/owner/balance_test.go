@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -33,7 +34,7 @@ func TestQuotaEditCheck(t *testing.T) {
 // (a row of another node on the owner's endpoint, an owner that cannot be
 // reached) change nothing: the store is never touched.
 func TestBalancesRefuseWithoutStore(t *testing.T) {
-	b := NewBalances(nil, New(2, table{}))
+	b := NewBalances(nil, New(peer.Self{NodeID: 2, Secret: "s2"}, table{}))
 	before := int64(0)
 	if _, err := b.Apply(context.Background(), QuotaEdit{Table: TableUsers, ID: 51, Quota: 1, QuotaBefore: &before}); !errors.Is(err, ErrNotOwner) {
 		t.Fatalf("row of node 1 on node 2: %v", err)

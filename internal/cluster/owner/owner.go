@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/cluster"
@@ -52,12 +51,13 @@ type Nodes interface {
 type Router struct {
 	self   int
 	nodes  Nodes
-	client *http.Client
+	caller peer.Caller
 }
 
-// New returns the router of node self over the node table nodes.
-func New(self int, nodes Nodes) *Router {
-	return &Router{self: self, nodes: nodes, client: peer.NewClient(Timeout)}
+// New returns the router of node self (its id and the secrets its calls
+// are signed with) over the node table nodes.
+func New(self peer.Self, nodes Nodes) *Router {
+	return &Router{self: self.NodeID, nodes: nodes, caller: peer.Caller{Client: peer.NewClient(Timeout), Self: self}}
 }
 
 // Self is this node's id (0 when r is nil: cluster mode off).
@@ -101,5 +101,5 @@ func (r *Router) Forward(ctx context.Context, id int64, path string, req, out an
 }
 
 func (r *Router) call(ctx context.Context, node store.ClusterNode, path string, body, out any) error {
-	return peer.Call(ctx, r.client, node.Address+path, node.SecretKey, body, MaxBodyBytes, out)
+	return r.caller.Call(ctx, peer.Target{Address: node.Address, Secret: node.SecretKey}, path, body, MaxBodyBytes, out)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -27,7 +28,7 @@ func TestLocal(t *testing.T) {
 	if !off.Local(52) || off.Self() != 0 {
 		t.Fatal("cluster mode off: every row is local")
 	}
-	r := New(2, table{})
+	r := New(peer.Self{NodeID: 2, Secret: "s2"}, table{})
 	for _, tc := range []struct {
 		id   int64
 		want bool
@@ -43,9 +44,13 @@ func TestLocal(t *testing.T) {
 // cannot be called, is ErrUnavailable. The secret goes in the header.
 func TestForward(t *testing.T) {
 	var gotSecret string
+	var signed bool
 	answer := func(status int, body string) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			gotSecret = r.Header.Get(SecretHeader)
+			raw, _ := io.ReadAll(r.Body)
+			ts, _ := peer.ParseTimestamp(r.Header.Get(peer.TimestampHeader))
+			signed = r.Header.Get(peer.NodeHeader) == "2" && peer.Verify("s2", ts, r.URL.Path, raw, r.Header.Get(peer.SignatureHeader))
 			w.WriteHeader(status)
 			io.WriteString(w, body)
 		}
@@ -60,13 +65,13 @@ func TestForward(t *testing.T) {
 	}
 	for name, h := range servers {
 		srv := httptest.NewServer(h)
-		r := New(2, table{1: {NodeID: 1, Address: srv.URL, SecretKey: "s1"}})
+		r := New(peer.Self{NodeID: 2, Secret: "s2"}, table{1: {NodeID: 1, Address: srv.URL, SecretKey: "s1"}})
 		var out struct{ N int }
 		err := r.Forward(context.Background(), 51, RedeemPath, map[string]string{"key": "k"}, &out)
 		srv.Close()
 		if name == "ok" {
-			if err != nil || out.N != 7 || gotSecret != "s1" {
-				t.Errorf("ok: %v, %+v, secret %q", err, out, gotSecret)
+			if err != nil || out.N != 7 || gotSecret != "s1" || !signed {
+				t.Errorf("ok: %v, %+v, secret %q, signed by node 2 %v", err, out, gotSecret, signed)
 			}
 			continue
 		}
@@ -81,7 +86,7 @@ func TestForward(t *testing.T) {
 		"down":      {1: {NodeID: 1, Address: "http://127.0.0.1:1", SecretKey: "s1"}},
 	} {
 		var out any
-		if err := New(2, nodes).Forward(context.Background(), 1, ActivatePath, nil, &out); !errors.Is(err, ErrUnavailable) {
+		if err := New(peer.Self{NodeID: 2, Secret: "s2"}, nodes).Forward(context.Background(), 1, ActivatePath, nil, &out); !errors.Is(err, ErrUnavailable) {
 			t.Errorf("%s: %v, want ErrUnavailable", name, err)
 		}
 	}

@@ -20,6 +20,7 @@ type nodeInfo struct {
 	PingFailures  int    `json:"ping_failures"`
 	Disabled      bool   `json:"disabled"`
 	SecretKey     string `json:"secret_key"`
+	State         string `json:"state"`
 }
 
 // nodes is node e's table by node id.
@@ -53,10 +54,11 @@ const (
 )
 
 // Three real nodes on loopback, each on its own database, pinging every
-// 100 ms: ping teaches the callee its caller, a node listed by a peer is
-// discovered by a third, a wrong secret is refused, a silent peer fails
-// after CLUSTER_MAX_PING_FAILURES and comes back by itself, and a disabled
-// peer is not pinged.
+// 100 ms: ping records the caller on the callee, awaiting its secret, a
+// node listed by a peer is discovered by a third, root completes the
+// records, a wrong secret is refused, a silent peer fails after
+// CLUSTER_MAX_PING_FAILURES and comes back by itself, and a disabled peer
+// is not pinged.
 func TestThreeNodes(t *testing.T) {
 	env := []string{"CLUSTER_PING_INTERVAL", "100ms", "CLUSTER_MAX_PING_FAILURES", "3"}
 	a := apptest.NewNode(t, 1, secretA, env...)
@@ -64,13 +66,18 @@ func TestThreeNodes(t *testing.T) {
 	c := apptest.NewNode(t, 3, secretC, env...)
 	ra, rb, rc := a.Root(), b.Root(), c.Root()
 
-	// A knows B. A's ping teaches B about A, with A's secret, so B pings
-	// A back.
+	// A knows B. A's ping records A on B without the secret it sent:
+	// awaiting root's, not pinged. Root completes it; B pings A back.
 	ra.OK("POST", "/api/cluster_node/", map[string]any{"node_id": 2, "node_name": "b", "address": b.URL(), "secret_key": secretB})
 	eventually(t, "B learns A from A's ping", 5*time.Second, func() bool {
 		n, ok := nodes(t, rb)[1]
-		return ok && n.SecretKey == secretA && n.Address == a.URL() && n.NodeName == "node-1"
+		return ok && n.SecretKey == "" && n.State == cluster.StateAwaitingSecret && n.Address == a.URL() && n.NodeName == "node-1"
 	})
+	time.Sleep(300 * time.Millisecond)
+	if n := nodes(t, rb)[1]; n.LastHeartbeat != 0 || n.SecretKey != "" {
+		t.Fatalf("B pinged A awaiting its secret: %+v", n)
+	}
+	rb.OK("PUT", "/api/cluster_node/", map[string]any{"id": nodes(t, rb)[1].ID, "secret_key": secretA})
 	eventually(t, "B pings A back", 5*time.Second, func() bool {
 		return nodes(t, rb)[1].LastHeartbeat > 0
 	})
@@ -98,12 +105,14 @@ func TestThreeNodes(t *testing.T) {
 	}
 	rc.Fail("GET", apptest.Path("/api/cluster_node/ping/%d", nodes(t, rc)[1].ID), nil, http.StatusOK, api.MsgNodeNoSecret)
 
-	// The operator completes A's record on C; C's pings then teach A
-	// C's secret, and both sides are alive.
+	// C's pings do not teach A or B C's secret: the operator completes
+	// every record that awaits one, on each side, and all are alive.
+	if n := nodes(t, rb)[3]; n.SecretKey != "" || n.State != cluster.StateAwaitingSecret {
+		t.Fatalf("C's record on B: %+v", n)
+	}
 	rc.OK("PUT", "/api/cluster_node/", map[string]any{"id": nodes(t, rc)[1].ID, "secret_key": secretA})
-	eventually(t, "A learns C's secret from C's ping", 5*time.Second, func() bool {
-		return nodes(t, ra)[3].SecretKey == secretC
-	})
+	ra.OK("PUT", "/api/cluster_node/", map[string]any{"id": nodes(t, ra)[3].ID, "secret_key": secretC})
+	rb.OK("PUT", "/api/cluster_node/", map[string]any{"id": nodes(t, rb)[3].ID, "secret_key": secretC})
 	eventually(t, "every node sees every other alive", 5*time.Second, func() bool {
 		for _, r := range []*apptest.Client{ra, rb, rc} {
 			ns := nodes(t, r)
@@ -111,7 +120,7 @@ func TestThreeNodes(t *testing.T) {
 				return false
 			}
 			for _, n := range ns {
-				if n.Status != cluster.StatusAlive || n.LastHeartbeat == 0 || n.SecretKey == "" {
+				if n.Status != cluster.StatusAlive || n.LastHeartbeat == 0 || n.SecretKey == "" || n.State != cluster.StateAlive {
 					return false
 				}
 			}

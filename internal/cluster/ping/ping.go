@@ -6,7 +6,6 @@ package ping
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +48,9 @@ type Answer struct {
 type Config struct {
 	// Self is this node: its id, name, address and CLUSTER_SECRET.
 	Self cluster.Node
+	// PreviousSecret is CLUSTER_PREVIOUS_SECRET: during a rotation a
+	// ping a peer refuses is signed again with it (peer.Self).
+	PreviousSecret string
 	// Interval is CLUSTER_PING_INTERVAL; MaxFailures CLUSTER_MAX_PING_FAILURES.
 	Interval    time.Duration
 	MaxFailures int
@@ -59,7 +61,7 @@ type Config struct {
 type Pinger struct {
 	store  *store.Store
 	cfg    Config
-	client *http.Client
+	caller peer.Caller
 	round  atomic.Int64
 }
 
@@ -69,7 +71,8 @@ func New(st *store.Store, cfg Config) *Pinger {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	timeout := min(max(cfg.Interval, minTimeout), maxTimeout)
-	return &Pinger{store: st, cfg: cfg, client: peer.NewClient(timeout)}
+	self := peer.Self{NodeID: cfg.Self.NodeID, Secret: cfg.Self.Secret, PreviousSecret: cfg.PreviousSecret}
+	return &Pinger{store: st, cfg: cfg, caller: peer.Caller{Client: peer.NewClient(timeout), Self: self}}
 }
 
 // Round pings every enabled peer that has a secret and is due in this
@@ -156,13 +159,15 @@ func (p *Pinger) learn(ctx context.Context, listed []cluster.Listed) int {
 	return added
 }
 
-// call sends this node's identity to node with node's secret and reads
-// the answer, bounded by MaxAnswerBytes. Only node's own secret goes to
-// node (issue 11 §6).
+// call sends this node's identity to node with node's secret, signed with
+// this node's own, and reads the answer, bounded by MaxAnswerBytes. Only
+// node's own secret goes to node (issue 11 §6). The body carries this
+// node's current secret: signed with the one node stores (the previous
+// during a rotation), it is how node learns the new one.
 func (p *Pinger) call(ctx context.Context, node store.ClusterNode) (Answer, error) {
 	self := p.cfg.Self
 	var answer Answer
-	err := peer.Call(ctx, p.client, cluster.PingURL(node.Address), node.SecretKey,
+	err := p.caller.Call(ctx, peer.Target{Address: node.Address, Secret: node.SecretKey}, cluster.PingPath,
 		Request{NodeID: self.NodeID, NodeName: self.Name, Address: self.Address, SecretKey: self.Secret}, MaxAnswerBytes, &answer)
 	return answer, err
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -42,6 +41,8 @@ const maxBackoff = time.Minute
 // Config is what a Pusher needs.
 type Config struct {
 	Self cluster.Node
+	// PreviousSecret is CLUSTER_PREVIOUS_SECRET (peer.Self).
+	PreviousSecret string
 	// Interval is CLUSTER_PUSH_INTERVAL: a change reaches the peers within
 	// it (sooner: a commit wakes the pusher); BatchSize CLUSTER_BATCH_SIZE.
 	Interval  time.Duration
@@ -53,7 +54,7 @@ type Config struct {
 type Pusher struct {
 	store  *store.Store
 	cfg    Config
-	client *http.Client
+	caller peer.Caller
 	wake   chan struct{}
 
 	mu      sync.Mutex
@@ -79,7 +80,8 @@ func New(st *store.Store, cfg Config) *Pusher {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 50
 	}
-	return &Pusher{store: st, cfg: cfg, client: peer.NewClient(pushTimeout), wake: make(chan struct{}, 1), backoff: map[int]backoff{}, busy: map[int]bool{},
+	self := peer.Self{NodeID: cfg.Self.NodeID, Secret: cfg.Self.Secret, PreviousSecret: cfg.PreviousSecret}
+	return &Pusher{store: st, cfg: cfg, caller: peer.Caller{Client: peer.NewClient(pushTimeout), Self: self}, wake: make(chan struct{}, 1), backoff: map[int]backoff{}, busy: map[int]bool{},
 		resync: map[int]bool{}}
 }
 
@@ -329,11 +331,11 @@ func rewindTo(expected, first int64, self int) (cursor int64, ok bool) {
 // up on continues in the next round, started at once.
 const maxBatchesPerTurn = 20
 
-// send posts one batch to n with n's secret: success means n committed
-// the batch.
+// send posts one batch to n with n's secret, signed with this node's own:
+// success means n committed the batch.
 func (p *Pusher) send(ctx context.Context, n store.ClusterNode, b Batch) (Answer, error) {
 	var a Answer
-	err := peer.Call(ctx, p.client, cluster.SyncURL(n.Address), n.SecretKey, b, maxAnswerBytes, &a)
+	err := p.caller.Call(ctx, peer.Target{Address: n.Address, Secret: n.SecretKey}, cluster.SyncPath, b, maxAnswerBytes, &a)
 	return a, err
 }
 

@@ -1,4 +1,5 @@
-// Cluster nodes (root): the node table with status, last heartbeat and
+// Cluster nodes (root): the node table with status (or "awaiting its
+// secret": a record a ping or discovery made, completed by PUT), last heartbeat and
 // consecutive failures, a ping button (GET /api/cluster_node/ping/{id}),
 // enable and disable (DELETE is the soft disable), and adding a node.
 // With cluster mode off every route answers 集群模式未开启, shown as sent.
@@ -48,7 +49,9 @@ export function Nodes() {
         ${list.items.length === 0 && html`<tr><td colspan="7">${t('list.empty')}</td></tr>`}
         ${list.items.map((n) => html`<tr key=${n.id}>
           <td>${n.node_id}</td><td>${n.node_name}</td><td><code>${n.address}</code></td>
-          <td><span class=${'badge s' + n.status}>${t('nodes.status' + n.status)}</span>
+          <td>${n.state === 'awaiting_secret'
+            ? html`<span class="badge s2">${t('nodes.awaitingSecret')}</span>`
+            : html`<span class=${'badge s' + n.status}>${t('nodes.status' + n.status)}</span>`}
             ${n.disabled && html` <span class="badge s2">${t('keys.status2')}</span>`}</td>
           <td>${n.last_heartbeat ? dateTime(n.last_heartbeat) : t('nodes.never')}</td><td>${n.ping_failures}</td>
           <td class="actions">
