@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/schema"
+)
+
+// A digest summarises what this node holds of every replicated table, so
+// two nodes can tell whether they converged without sending their rows
+// (docs/cluster.md, Consistency check): per table the number of rows and a
+// hash of their replicated columns, and the positions the data holds (as a
+// snapshot's header), so a comparison can tell a difference from a node
+// that has not caught up yet.
+//
+// What is hashed is what replicates, as it converges:
+//   - rows a replicated event wrote: every row of a versioned table that has
+//     a version (cluster_versions). A row without one was never written in
+//     cluster mode — a node's seeds (its root, the seeded group prices) or a
+//     single install's data from before — and never travels;
+//   - logs (append-only, unversioned) of an id residue other than 0 (0 is
+//     a single install's, from before cluster mode), but a node's
+//     first-start log; none when CLUSTER_SYNC_LOGS is off;
+//   - every column as an event carries it, but updated_at of the tables
+//     with counters (a delta stamps it on its own node only), and the
+//     balances with this node's holds in flight given back, as a snapshot
+//     does (they leave the stored balance on PostgreSQL and MySQL, and
+//     never replicate);
+//
+// Not hashed: the plan usage counters (an open hold or usage slice is in
+// them on one node only, with no converged value to give back short of
+// replaying the buckets: see docs/cluster.md), per-node tables (cluster_nodes, cursors, the outbox, holds,
+// leases, keys), abilities and rollups (derived on each node) and the row
+// versions (a stale event skipped on one node and applied on another shows
+// in the rows themselves).
+
+// digestPage is how many rows are read per query: the table is streamed,
+// never held whole.
+const digestPage = 1000
+
+// FirstStartLog is the content of the system log every node writes with
+// its root at first start: a seed, not replicated (docs/cluster.md).
+const FirstStartLog = "首次启动: 创建 root 用户"
+
+// TableDigest is one table's part of a Digest.
+type TableDigest struct {
+	Table string `json:"table"`
+	Rows  int64  `json:"rows"`
+	// Hash is the hex sum, modulo 2^128, of the rows' SHA-256 (first 16
+	// bytes): it does not depend on the order the rows are read in, which
+	// differs between engines for text keys.
+	Hash string `json:"hash"`
+}
+
+// Digest is a node's digest: its id, its positions (per origin node, the
+// last of its events the data holds) and one entry per hashed table.
+type Digest struct {
+	NodeID    int              `json:"node_id"`
+	Positions map[string]int64 `json:"positions"`
+	Tables    []TableDigest    `json:"tables"`
+}
+
+// digestTables are the tables a digest covers, in the order it lists them.
+func (s *Store) digestTables() []*replicated {
+	var out []*replicated
+	for _, t := range replicatedTables {
+		if t.name == "logs" && (s.outbox == nil || !s.outbox.logs) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Digest computes this node's digest in one consistent read-only
+// transaction, as WriteSnapshot reads (so the positions and the rows
+// agree), a page at a time.
+func (s *Store) Digest(ctx context.Context) (Digest, error) {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if s.dialect != SQLite {
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	d := Digest{NodeID: int(s.nodeID)}
+	err := s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
+		var err error
+		if d.Positions, err = snapshotPositions(db, s.nodeID); err != nil {
+			return err
+		}
+		h, err := heldAmounts(db)
+		if err != nil {
+			return err
+		}
+		for _, t := range s.digestTables() {
+			td, err := digestTable(db, t, h.giveBack)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			d.Tables = append(d.Tables, td)
+		}
+		return nil
+	}, opts)
+	return d, wrap("digest", err)
+}
+
+// digestTable hashes the replicated rows of t (above), page by page in key
+// order.
+func digestTable(db *gorm.DB, t *replicated, adjust func(row any)) (TableDigest, error) {
+	td := TableDigest{Table: t.name}
+	sch, err := t.fields()
+	if err != nil {
+		return td, err
+	}
+	keys := make([]string, len(sch.PrimaryFields))
+	for i, f := range sch.PrimaryFields {
+		keys[i] = f.DBName
+	}
+	versioned := !t.appendOnly
+	var sum [2]uint64
+	var after []any
+	for {
+		page := reflect.New(reflect.SliceOf(reflect.TypeOf(t.model).Elem()))
+		q := db.Table(t.name).Order(strings.Join(keys, ", ")).Limit(digestPage)
+		if t.name == "logs" {
+			q = q.Where(fmt.Sprintf("id %% %d <> 0", idStride)).Where("NOT (type = ? AND content = ?)", LogSystem, FirstStartLog)
+		}
+		if after != nil {
+			where, args := afterKey(keys, after)
+			q = q.Where(where, args...)
+		}
+		if err := q.Find(page.Interface()).Error; err != nil {
+			return td, err
+		}
+		rows := page.Elem()
+		var live map[string]bool
+		if versioned && rows.Len() > 0 {
+			if live, err = versionedKeys(db, t, sch, rows); err != nil {
+				return td, err
+			}
+		}
+		var buf []byte
+		for i := 0; i < rows.Len(); i++ {
+			row := rows.Index(i)
+			if versioned && !live[rowKeyOf(t, sch, row)] {
+				continue
+			}
+			adjust(row.Addr().Interface())
+			buf = appendRow(buf[:0], t, sch, row)
+			h := sha256.Sum256(buf)
+			sum[0] += binary.BigEndian.Uint64(h[:8])
+			sum[1] += binary.BigEndian.Uint64(h[8:16])
+			td.Rows++
+		}
+		if rows.Len() < digestPage {
+			var out [16]byte
+			binary.BigEndian.PutUint64(out[:8], sum[0])
+			binary.BigEndian.PutUint64(out[8:], sum[1])
+			td.Hash = hex.EncodeToString(out[:])
+			return td, nil
+		}
+		last := rows.Index(rows.Len() - 1)
+		after = make([]any, len(sch.PrimaryFields))
+		for i, f := range sch.PrimaryFields {
+			after[i] = last.FieldByIndex(f.StructField.Index).Interface()
+		}
+	}
+}
+
+// rowKeyOf is a row's key as cluster_versions stores it.
+func rowKeyOf(t *replicated, sch *schema.Schema, row reflect.Value) string {
+	v := row.FieldByIndex(sch.LookUpField(t.keyColumn).StructField.Index).Interface()
+	switch k := v.(type) {
+	case int64:
+		return strconv.FormatInt(k, 10)
+	case string:
+		return k
+	}
+	return fmt.Sprint(v)
+}
+
+// versionedKeys returns which rows of the page have a version: rows a
+// replicated event wrote.
+func versionedKeys(db *gorm.DB, t *replicated, sch *schema.Schema, rows reflect.Value) (map[string]bool, error) {
+	keys := make([]string, rows.Len())
+	for i := range keys {
+		keys[i] = rowKeyOf(t, sch, rows.Index(i))
+	}
+	var found []string
+	err := db.Model(&rowVersion{}).Where("table_name = ? AND row_key IN ?", t.name, keys).Pluck("row_key", &found).Error
+	live := make(map[string]bool, len(found))
+	for _, k := range found {
+		live[k] = true
+	}
+	return live, err
+}
+
+// appendRow appends the canonical form of a row's replicated columns:
+// name, then value, each length-prefixed, in the model's field order, so
+// two nodes on different engines write the same bytes for the same row.
+func appendRow(buf []byte, t *replicated, sch *schema.Schema, row reflect.Value) []byte {
+	for _, f := range sch.Fields {
+		if f.DBName == "" || (f.DBName == "updated_at" && len(t.counters) > 0) {
+			continue
+		}
+		buf = appendText(buf, f.DBName)
+		buf = appendValue(buf, row.FieldByIndex(f.StructField.Index))
+	}
+	return buf
+}
+
+func appendText(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+func appendValue(buf []byte, v reflect.Value) []byte {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return append(buf, 'n')
+		}
+		return appendValue(append(buf, 'p'), v.Elem())
+	case reflect.String:
+		return appendText(append(buf, 's'), v.String())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return binary.AppendVarint(append(buf, 'i'), v.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return binary.AppendUvarint(append(buf, 'u'), v.Uint())
+	case reflect.Bool:
+		if v.Bool() {
+			return append(buf, 't')
+		}
+		return append(buf, 'f')
+	case reflect.Float32, reflect.Float64:
+		return binary.BigEndian.AppendUint64(append(buf, 'd'), math.Float64bits(v.Float()))
+	}
+	// Anything else as an event carries it.
+	raw, _ := json.Marshal(v.Interface())
+	return appendText(append(buf, 'j'), string(raw))
+}
