@@ -146,6 +146,11 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "POST /api/cluster/snapshot", levelGuest, s.clusterOn(s.clusterSnapshot))
 	s.handle(mux, "POST /api/cluster/redeem", levelGuest, s.clusterOn(s.clusterRedeem))
 	s.handle(mux, "POST /api/cluster/activate", levelGuest, s.clusterOn(s.clusterActivate))
+	s.handle(mux, "POST /api/cluster/digest", levelGuest, s.clusterOn(s.clusterDigest))
+	s.handle(mux, "GET /api/cluster/consistency", levelRoot, sameSiteOnly(s.clusterOn(s.clusterConsistency)))
+	s.handle(mux, "GET /api/cluster/failed_events", levelRoot, s.clusterOn(s.listFailedEvents))
+	s.handle(mux, "DELETE /api/cluster/failed_events/{id}", levelRoot, s.clusterOn(s.dismissFailedEvent))
+	s.handle(mux, "GET /api/cluster/parked_events", levelRoot, s.clusterOn(s.listParkedEvents))
 	s.handle(mux, "GET /api/cluster_node/{$}", levelRoot, s.clusterOn(s.listClusterNodes))
 	s.handle(mux, "GET /api/cluster_node/ping/{id}", levelRoot, sameSiteOnly(s.clusterOn(s.pingClusterNode)))
 	s.handle(mux, "GET /api/cluster_node/{id}", levelRoot, s.clusterOn(s.getClusterNode))
@@ -154,6 +159,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "DELETE /api/cluster_node/{id}", levelRoot, s.clusterOn(s.deleteClusterNode))
 	s.handle(mux, "POST /api/cluster_node/{id}/enable", levelRoot, s.clusterOn(s.enableClusterNode))
 	s.handle(mux, "POST /api/cluster_node/{id}/join", levelRoot, sameSiteOnly(s.clusterOn(s.joinCluster)))
+	s.handle(mux, "POST /api/cluster_node/{id}/resync", levelRoot, sameSiteOnly(s.clusterOn(s.resyncCluster)))
 
 	s.handle(mux, "/api/", levelGuest, notFound)
 }

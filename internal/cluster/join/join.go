@@ -21,6 +21,10 @@ import (
 // SecretHeader carries the peer's CLUSTER_SECRET, as for ping and sync.
 const SecretHeader = peer.SecretHeader
 
+// TokenHeader carries a single-use join token the operator got from the
+// peer, when one is given (join and resync send it alike).
+const TokenHeader = "X-Cluster-Join-Token"
+
 // Timeout bounds a whole pull: a large database takes minutes to stream.
 const Timeout = 10 * time.Minute
 
@@ -58,6 +62,7 @@ type Stream struct {
 	client  *http.Client
 	address string
 	secret  string
+	token   string
 
 	body    io.ReadCloser
 	scanner *bufio.Scanner
@@ -68,6 +73,12 @@ type Stream struct {
 func Pull(ctx context.Context, address, secret string) *Stream {
 	// No client timeout: the caller's ctx bounds the whole stream.
 	return &Stream{ctx: ctx, client: peer.NewClient(0), address: address, secret: secret}
+}
+
+// WithToken makes the pull send token in TokenHeader (empty: not sent).
+func (s *Stream) WithToken(token string) *Stream {
+	s.token = token
+	return s
 }
 
 // Next returns the next line of the snapshot, io.EOF after the last one.
@@ -92,6 +103,9 @@ func (s *Stream) open() error {
 		return fmt.Errorf("bad address: %w", err)
 	}
 	req.Header.Set(SecretHeader, s.secret)
+	if s.token != "" {
+		req.Header.Set(TokenHeader, s.token)
+	}
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return err
