@@ -114,7 +114,9 @@ func (s *Store) Digest(ctx context.Context) (Digest, error) {
 }
 
 // digestTable hashes the replicated rows of t (above), page by page in key
-// order.
+// order. Rows are scanned straight into one reused value of the table's
+// stored type: no page of structs is built, so a table of millions of
+// rows costs its reading and hashing only.
 func digestTable(db *gorm.DB, t *replicated, adjust func(row any)) (TableDigest, error) {
 	td := TableDigest{Table: t.name}
 	sch, err := t.fields()
@@ -125,12 +127,26 @@ func digestTable(db *gorm.DB, t *replicated, adjust func(row any)) (TableDigest,
 	for i, f := range sch.PrimaryFields {
 		keys[i] = f.DBName
 	}
+	row := reflect.New(reflect.TypeOf(t.model).Elem())
+	var cols []string
+	var dest []any
+	for _, f := range sch.Fields {
+		if f.DBName != "" {
+			cols = append(cols, f.DBName)
+			v := row.Elem().FieldByIndex(f.StructField.Index)
+			if f.NotNull {
+				dest = append(dest, v.Addr().Interface())
+			} else {
+				dest = append(dest, nullSafe{v})
+			}
+		}
+	}
 	versioned := !t.appendOnly
 	var sum [2]uint64
+	var buf []byte
 	var after []any
 	for {
-		page := reflect.New(reflect.SliceOf(reflect.TypeOf(t.model).Elem()))
-		q := db.Table(t.name).Order(strings.Join(keys, ", ")).Limit(digestPage)
+		q := db.Table(t.name).Select(cols).Order(strings.Join(keys, ", ")).Limit(digestPage)
 		if t.name == "logs" {
 			q = q.Where(fmt.Sprintf("id %% %d <> 0", idStride)).Where("NOT (type = ? AND content = ?)", LogSystem, FirstStartLog)
 		}
@@ -138,42 +154,66 @@ func digestTable(db *gorm.DB, t *replicated, adjust func(row any)) (TableDigest,
 			where, args := afterKey(keys, after)
 			q = q.Where(where, args...)
 		}
-		if err := q.Find(page.Interface()).Error; err != nil {
+		hashes, rowKeys, last, err := hashPage(q, t, sch, row, dest, adjust, &buf, versioned)
+		if err != nil {
 			return td, err
 		}
-		rows := page.Elem()
-		var live map[string]bool
-		if versioned && rows.Len() > 0 {
-			if live, err = versionedKeys(db, t, sch, rows); err != nil {
+		live := map[string]bool(nil)
+		if versioned && len(rowKeys) > 0 {
+			if live, err = versionedKeys(db, t.name, rowKeys); err != nil {
 				return td, err
 			}
 		}
-		var buf []byte
-		for i := 0; i < rows.Len(); i++ {
-			row := rows.Index(i)
-			if versioned && !live[rowKeyOf(t, sch, row)] {
+		for i, h := range hashes {
+			if versioned && !live[rowKeys[i]] {
 				continue
 			}
-			adjust(row.Addr().Interface())
-			buf = appendRow(buf[:0], t, sch, row)
-			h := sha256.Sum256(buf)
-			sum[0] += binary.BigEndian.Uint64(h[:8])
-			sum[1] += binary.BigEndian.Uint64(h[8:16])
+			sum[0] += h[0]
+			sum[1] += h[1]
 			td.Rows++
 		}
-		if rows.Len() < digestPage {
+		if len(hashes) < digestPage {
 			var out [16]byte
 			binary.BigEndian.PutUint64(out[:8], sum[0])
 			binary.BigEndian.PutUint64(out[8:], sum[1])
 			td.Hash = hex.EncodeToString(out[:])
 			return td, nil
 		}
-		last := rows.Index(rows.Len() - 1)
-		after = make([]any, len(sch.PrimaryFields))
-		for i, f := range sch.PrimaryFields {
-			after[i] = last.FieldByIndex(f.StructField.Index).Interface()
-		}
+		after = last
 	}
+}
+
+// hashPage reads one page of q into row and returns each row's hash, its
+// key as cluster_versions holds it (when versioned) and the key of the
+// last row.
+func hashPage(q *gorm.DB, t *replicated, sch *schema.Schema, row reflect.Value, dest []any, adjust func(row any),
+	buf *[]byte, versioned bool) (hashes [][2]uint64, rowKeys []string, last []any, err error) {
+	rows, err := q.Rows()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		row.Elem().SetZero()
+		if err := rows.Scan(dest...); err != nil {
+			return nil, nil, nil, err
+		}
+		if versioned {
+			rowKeys = append(rowKeys, rowKeyOf(t, sch, row.Elem()))
+		}
+		adjust(row.Interface())
+		*buf = appendRow((*buf)[:0], t, sch, row.Elem())
+		h := sha256.Sum256(*buf)
+		hashes = append(hashes, [2]uint64{binary.BigEndian.Uint64(h[:8]), binary.BigEndian.Uint64(h[8:16])})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	last = make([]any, len(sch.PrimaryFields))
+	for i, f := range sch.PrimaryFields {
+		last[i] = row.Elem().FieldByIndex(f.StructField.Index).Interface()
+	}
+	return hashes, rowKeys, last, nil
 }
 
 // rowKeyOf is a row's key as cluster_versions stores it.
@@ -188,15 +228,11 @@ func rowKeyOf(t *replicated, sch *schema.Schema, row reflect.Value) string {
 	return fmt.Sprint(v)
 }
 
-// versionedKeys returns which rows of the page have a version: rows a
-// replicated event wrote.
-func versionedKeys(db *gorm.DB, t *replicated, sch *schema.Schema, rows reflect.Value) (map[string]bool, error) {
-	keys := make([]string, rows.Len())
-	for i := range keys {
-		keys[i] = rowKeyOf(t, sch, rows.Index(i))
-	}
+// versionedKeys returns which of keys have a version: rows a replicated
+// event wrote.
+func versionedKeys(db *gorm.DB, table string, keys []string) (map[string]bool, error) {
 	var found []string
-	err := db.Model(&rowVersion{}).Where("table_name = ? AND row_key IN ?", t.name, keys).Pluck("row_key", &found).Error
+	err := db.Model(&rowVersion{}).Where("table_name = ? AND row_key IN ?", table, keys).Pluck("row_key", &found).Error
 	live := make(map[string]bool, len(found))
 	for _, k := range found {
 		live[k] = true
@@ -247,4 +283,47 @@ func appendValue(buf []byte, v reflect.Value) []byte {
 	// Anything else as an event carries it.
 	raw, _ := json.Marshal(v.Interface())
 	return appendText(append(buf, 'j'), string(raw))
+}
+
+// nullSafe scans a column into a field of a basic type, NULL as the zero
+// value (as GORM reads it: some text columns are nullable).
+type nullSafe struct{ v reflect.Value }
+
+func (n nullSafe) Scan(src any) error {
+	if src == nil {
+		n.v.SetZero()
+		return nil
+	}
+	switch n.v.Kind() {
+	case reflect.String:
+		var x sql.NullString
+		err := x.Scan(src)
+		n.v.SetString(x.String)
+		return err
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		var x sql.NullInt64
+		err := x.Scan(src)
+		n.v.SetInt(x.Int64)
+		return err
+	case reflect.Bool:
+		var x sql.NullBool
+		err := x.Scan(src)
+		n.v.SetBool(x.Bool)
+		return err
+	case reflect.Float32, reflect.Float64:
+		var x sql.NullFloat64
+		err := x.Scan(src)
+		n.v.SetFloat(x.Float64)
+		return err
+	case reflect.Pointer:
+		var x sql.NullString
+		if err := x.Scan(src); err != nil {
+			return err
+		}
+		p := reflect.New(n.v.Type().Elem())
+		p.Elem().SetString(x.String)
+		n.v.Set(p)
+		return nil
+	}
+	return fmt.Errorf("digest: cannot scan into %s", n.v.Type())
 }
