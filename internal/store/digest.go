@@ -148,7 +148,7 @@ func digestTable(db *gorm.DB, t *replicated, adjust func(row any)) (TableDigest,
 	for {
 		q := db.Table(t.name).Select(cols).Order(strings.Join(keys, ", ")).Limit(digestPage)
 		if t.name == "logs" {
-			q = q.Where(fmt.Sprintf("id %% %d <> 0", idStride)).Where("NOT (type = ? AND content = ?)", LogSystem, FirstStartLog)
+			q = q.Where(fmt.Sprintf("id %% %d <> 0", idStride)).Where("NOT (type = ? AND content IS NOT NULL AND content = ?)", LogSystem, FirstStartLog)
 		}
 		if after != nil {
 			where, args := afterKey(keys, after)
