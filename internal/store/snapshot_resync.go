@@ -41,9 +41,8 @@ type Resync struct {
 //   - holds of calls in flight here are taken out of the loaded balances
 //     again (the snapshot gives the source's back, this node's settle
 //     against its stored balance);
-//   - this node's own seeded root (a root no event wrote) stays, in place
-//     of the source's seeded root of the same name: its password, access
-//     token and sessions go on working.
+//   - this node's root stays, in place of the source's seeded root of the
+//     same name: its password, access token and sessions go on working.
 func (s *Store) ResyncSnapshot(ctx context.Context, next func() ([]byte, error), force bool) (Resync, error) {
 	var r Resync
 	err := s.replaceData(ctx, "resync", func(tx *Tx) error {
@@ -70,7 +69,7 @@ func (tx *Tx) resync(next func() ([]byte, error), force bool) (Resync, error) {
 	if err := tx.checkOwnEvents(r.Positions[int(self)], force); err != nil {
 		return r, err
 	}
-	roots, err := tx.ownSeededRoots()
+	roots, err := tx.ownRoots()
 	if err != nil {
 		return r, err
 	}
@@ -120,28 +119,18 @@ func (tx *Tx) checkOwnEvents(pos int64, force bool) error {
 	return nil
 }
 
-// ownSeededRoots returns this node's root users no event wrote (no
-// version): its seeds, which never replicate.
-func (tx *Tx) ownSeededRoots() ([]User, error) {
+// ownRoots returns this node's root users. A root is seeded per node and
+// never replicated (a founding node's), or the cluster's (a node that
+// joined); even a founding root's later changes replicate nowhere, since
+// every peer holds the name "root" for its own.
+func (tx *Tx) ownRoots() ([]User, error) {
 	var roots []User
-	if err := tx.db.Where("role = ?", user.RoleRoot).Find(&roots).Error; err != nil {
-		return nil, err
-	}
-	out := roots[:0]
-	for _, u := range roots {
-		_, found, err := tx.version("users", replicatedTable("users").rowKey(u.ID, ""))
-		if err != nil {
-			return nil, err
-		}
-		if !found {
-			out = append(out, u)
-		}
-	}
-	return out, nil
+	err := tx.db.Where("role = ?", user.RoleRoot).Find(&roots).Error
+	return roots, err
 }
 
-// restoreRoots puts this node's seeded roots back in place of the
-// snapshot's unversioned user of the same name (the source's seeded root).
+// restoreRoots puts this node's roots back in place of the snapshot's
+// unversioned user of the same name (the source's seeded root).
 // A root the snapshot holds itself (same id: this node joined from the
 // cluster) is the snapshot's. A name a replicated user holds stays that
 // user's: the seeded root is then gone, as on a join.
