@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/apptest"
+	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
 	"github.com/modelgate/modelgate/internal/cluster/consistency"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/store/storetest"
@@ -63,6 +65,20 @@ func TestClusterConsistencyCheck(t *testing.T) {
 		u, ok := userOn(t, root, alice)
 		return ok && u.Quota == 2500
 	})
+	// A relay call on node 1 and one on node 2: consume logs, key and
+	// channel counters, balances charged on two nodes.
+	up := fakeupstream.New(t)
+	g := c.nodes[0].NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	chat := map[string]any{"model": "gpt-test", "messages": []map[string]any{{"role": "user", "content": "hello"}}}
+	if r := c.nodes[0].Call(g.Key, "POST", "/v1/chat/completions", chat); r.Status != http.StatusOK {
+		t.Fatalf("relay call: %d %s", r.Status, r.Body)
+	}
+	c.nodes[0].SettleAll()
+	settled(t, c.nodes)
+	apptest.Eventually(t, "the relay call on node 2", func() bool {
+		return c.nodes[1].Call(g.Key, "POST", "/v1/chat/completions", chat).Status == http.StatusOK
+	})
+	c.nodes[1].SettleAll()
 	settled(t, c.nodes)
 
 	rep := consistencyOf(t, c.roots[0])
@@ -71,8 +87,8 @@ func TestClusterConsistencyCheck(t *testing.T) {
 	}
 	for _, p := range rep.Peers {
 		i := slices.IndexFunc(p.Tables, func(tb consistency.Table) bool { return tb.Table == "users" })
-		if i < 0 || p.Tables[i].RowsHere != 1 || p.Tables[i].RowsPeer != 1 || !p.Tables[i].Equal {
-			t.Fatalf("users with node %d: %+v (alice alone: the roots are seeds)", p.NodeID, p.Tables)
+		if i < 0 || p.Tables[i].RowsHere != 2 || p.Tables[i].RowsPeer != 2 || !p.Tables[i].Equal {
+			t.Fatalf("users with node %d: %+v (alice and the gateway's user: the roots are seeds)", p.NodeID, p.Tables)
 		}
 		if p.PositionsHere["2"] == 0 || p.PositionsHere["3"] == 0 {
 			t.Fatalf("positions %v", p.PositionsHere)
