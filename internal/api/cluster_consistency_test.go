@@ -289,3 +289,15 @@ func TestClusterResyncOwnEventsGone(t *testing.T) {
 		t.Fatalf("after the forced resync: %+v", rep)
 	}
 }
+
+// With CLUSTER_SYNC_LOGS=false logs stay per node: they are not compared.
+func TestClusterConsistencyWithoutLogs(t *testing.T) {
+	nodes := apptest.NewCluster(t, 2, "CLUSTER_SYNC_LOGS", "false")
+	_, alice := nodes[0].NewUser("alice", user.RoleUser)
+	nodes[0].Root().OK("POST", "/api/topup", map[string]any{"user_id": alice, "quota": 100}) // a top-up log on node 1 only
+	settled(t, nodes)
+	rep := consistencyOf(t, nodes[1].Root())
+	if !rep.Consistent || slices.ContainsFunc(rep.Peers[0].Tables, func(tb consistency.Table) bool { return tb.Table == "logs" }) {
+		t.Fatalf("logs off: %+v", rep)
+	}
+}
