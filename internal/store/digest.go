@@ -36,14 +36,15 @@ import (
 //     with counters (a delta stamps it on its own node only), and the
 //     balances with this node's holds in flight given back, as a snapshot
 //     does (they leave the stored balance on PostgreSQL and MySQL, and
-//     never replicate);
+//     never replicate).
 //
 // Not hashed: the plan usage counters (an open hold or usage slice is in
 // them on one node only, with no converged value to give back short of
-// replaying the buckets: see docs/cluster.md), per-node tables (cluster_nodes, cursors, the outbox, holds,
-// leases, keys), abilities and rollups (derived on each node) and the row
-// versions (a stale event skipped on one node and applied on another shows
-// in the rows themselves).
+// replaying the buckets: see docs/cluster.md), per-node tables
+// (cluster_nodes, cursors, the outbox, holds, leases, keys), abilities and
+// rollups (derived on each node) and the row versions (a stale event
+// skipped on one node and applied on another shows in the rows
+// themselves).
 
 // digestPage is how many rows are read per query: the table is streamed,
 // never held whole.
@@ -113,59 +114,79 @@ func (s *Store) Digest(ctx context.Context) (Digest, error) {
 	return d, wrap("digest", err)
 }
 
+// tableDigester hashes one table: rows are scanned straight into one
+// reused value of the table's stored type (row, through dest), so no page
+// of structs is built and a table of millions of rows costs its reading
+// and hashing only.
+type tableDigester struct {
+	t         *replicated
+	sch       *schema.Schema
+	row       reflect.Value // *Model
+	cols      []string
+	dest      []any
+	adjust    func(row any)
+	versioned bool
+	buf       []byte
+}
+
+func newTableDigester(t *replicated, adjust func(row any)) (*tableDigester, error) {
+	sch, err := t.fields()
+	if err != nil {
+		return nil, err
+	}
+	d := &tableDigester{t: t, sch: sch, row: reflect.New(reflect.TypeOf(t.model).Elem()), adjust: adjust,
+		versioned: !t.appendOnly}
+	for _, f := range sch.Fields {
+		if f.DBName == "" {
+			continue
+		}
+		d.cols = append(d.cols, f.DBName)
+		v := d.row.Elem().FieldByIndex(f.StructField.Index)
+		if f.NotNull {
+			d.dest = append(d.dest, v.Addr().Interface())
+		} else {
+			d.dest = append(d.dest, nullSafe{v})
+		}
+	}
+	return d, nil
+}
+
 // digestTable hashes the replicated rows of t (above), page by page in key
-// order. Rows are scanned straight into one reused value of the table's
-// stored type: no page of structs is built, so a table of millions of
-// rows costs its reading and hashing only.
+// order.
 func digestTable(db *gorm.DB, t *replicated, adjust func(row any)) (TableDigest, error) {
 	td := TableDigest{Table: t.name}
-	sch, err := t.fields()
+	d, err := newTableDigester(t, adjust)
 	if err != nil {
 		return td, err
 	}
-	keys := make([]string, len(sch.PrimaryFields))
-	for i, f := range sch.PrimaryFields {
+	keys := make([]string, len(d.sch.PrimaryFields))
+	for i, f := range d.sch.PrimaryFields {
 		keys[i] = f.DBName
 	}
-	row := reflect.New(reflect.TypeOf(t.model).Elem())
-	var cols []string
-	var dest []any
-	for _, f := range sch.Fields {
-		if f.DBName != "" {
-			cols = append(cols, f.DBName)
-			v := row.Elem().FieldByIndex(f.StructField.Index)
-			if f.NotNull {
-				dest = append(dest, v.Addr().Interface())
-			} else {
-				dest = append(dest, nullSafe{v})
-			}
-		}
-	}
-	versioned := !t.appendOnly
 	var sum [2]uint64
-	var buf []byte
 	var after []any
 	for {
-		q := db.Table(t.name).Select(cols).Order(strings.Join(keys, ", ")).Limit(digestPage)
+		q := db.Table(t.name).Select(d.cols).Order(strings.Join(keys, ", ")).Limit(digestPage)
 		if t.name == "logs" {
-			q = q.Where(fmt.Sprintf("id %% %d <> 0", idStride)).Where("NOT (type = ? AND content IS NOT NULL AND content = ?)", LogSystem, FirstStartLog)
+			q = q.Where(fmt.Sprintf("id %% %d <> 0", idStride)).
+				Where("NOT (type = ? AND content IS NOT NULL AND content = ?)", LogSystem, FirstStartLog)
 		}
 		if after != nil {
 			where, args := afterKey(keys, after)
 			q = q.Where(where, args...)
 		}
-		hashes, rowKeys, last, err := hashPage(q, t, sch, row, dest, adjust, &buf, versioned)
+		hashes, rowKeys, last, err := d.page(q)
 		if err != nil {
 			return td, err
 		}
 		live := map[string]bool(nil)
-		if versioned && len(rowKeys) > 0 {
+		if d.versioned && len(rowKeys) > 0 {
 			if live, err = versionedKeys(db, t.name, rowKeys); err != nil {
 				return td, err
 			}
 		}
 		for i, h := range hashes {
-			if versioned && !live[rowKeys[i]] {
+			if d.versioned && !live[rowKeys[i]] {
 				continue
 			}
 			sum[0] += h[0]
@@ -183,35 +204,33 @@ func digestTable(db *gorm.DB, t *replicated, adjust func(row any)) (TableDigest,
 	}
 }
 
-// hashPage reads one page of q into row and returns each row's hash, its
-// key as cluster_versions holds it (when versioned) and the key of the
-// last row.
-func hashPage(q *gorm.DB, t *replicated, sch *schema.Schema, row reflect.Value, dest []any, adjust func(row any),
-	buf *[]byte, versioned bool) (hashes [][2]uint64, rowKeys []string, last []any, err error) {
+// page reads one page of q and returns each row's hash, its key as
+// cluster_versions holds it (when versioned) and the key of the last row.
+func (d *tableDigester) page(q *gorm.DB) (hashes [][2]uint64, rowKeys []string, last []any, err error) {
 	rows, err := q.Rows()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		row.Elem().SetZero()
-		if err := rows.Scan(dest...); err != nil {
+		d.row.Elem().SetZero()
+		if err := rows.Scan(d.dest...); err != nil {
 			return nil, nil, nil, err
 		}
-		if versioned {
-			rowKeys = append(rowKeys, rowKeyOf(t, sch, row.Elem()))
+		if d.versioned {
+			rowKeys = append(rowKeys, rowKeyOf(d.t, d.sch, d.row.Elem()))
 		}
-		adjust(row.Interface())
-		*buf = appendRow((*buf)[:0], t, sch, row.Elem())
-		h := sha256.Sum256(*buf)
+		d.adjust(d.row.Interface())
+		d.buf = appendRow(d.buf[:0], d.t, d.sch, d.row.Elem())
+		h := sha256.Sum256(d.buf)
 		hashes = append(hashes, [2]uint64{binary.BigEndian.Uint64(h[:8]), binary.BigEndian.Uint64(h[8:16])})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, nil, nil, err
 	}
-	last = make([]any, len(sch.PrimaryFields))
-	for i, f := range sch.PrimaryFields {
-		last[i] = row.Elem().FieldByIndex(f.StructField.Index).Interface()
+	last = make([]any, len(d.sch.PrimaryFields))
+	for i, f := range d.sch.PrimaryFields {
+		last[i] = d.row.Elem().FieldByIndex(f.StructField.Index).Interface()
 	}
 	return hashes, rowKeys, last, nil
 }
