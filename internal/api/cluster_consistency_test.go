@@ -224,21 +224,32 @@ func TestClusterFailedAndParkedEvents(t *testing.T) {
 		t.Fatalf("the parked list shows the delta's data: %s", r.Raw)
 	}
 
-	create, drop := storetest.PoisonLogTrigger(recv.Engine())
-	recv.ExecSQL(create...)
-	t.Cleanup(func() { recv.ExecSQL(drop) })
-	// After node 7's last event, whose id recv's applied mark holds.
+	// An event the database refuses for its values: on SQLite a log a
+	// trigger refuses, on PostgreSQL and MySQL a username longer than its
+	// column (SQLite keeps any length). Its id comes after node 7's last
+	// event, which recv's applied mark holds.
 	id := a.last(t) + 50*10
 	poison := replicate.Event{ID: id, TableName: "logs", Operation: "INSERT", PrimaryKey: id, EventTimeUS: time.Now().UnixMicro(),
 		EventTime: time.Now().Unix(),
 		Data:      []byte(fmt.Sprintf(`{"id":%d,"user_id":1,"type":2,"content":"secret-content","request_id":"poison","created_at":1}`, id))}
+	table := "logs"
+	if recv.Engine() == "sqlite" {
+		create, drop := storetest.PoisonLogTrigger(recv.Engine())
+		recv.ExecSQL(create...)
+		t.Cleanup(func() { recv.ExecSQL(drop) })
+	} else {
+		table = "users"
+		poison.TableName = "users"
+		poison.Data = []byte(fmt.Sprintf(`{"id":%d,"username":"%s","password_hash":"secret-content","aff_code":"p1"}`,
+			id, strings.Repeat("x", 300)))
+	}
 	if got := push(t, toRecv, 7, []replicate.Event{poison}); got.Skipped != 1 {
 		t.Fatalf("poison event: %+v", got)
 	}
 	r = root.OK("GET", "/api/cluster/failed_events", nil)
 	var fs []map[string]any
 	r.Decode(t, &fs)
-	if r.Total != 1 || len(fs) != 1 || fs[0]["id"] != float64(id) || fs[0]["node_id"] != 7.0 || fs[0]["table"] != "logs" ||
+	if r.Total != 1 || len(fs) != 1 || fs[0]["id"] != float64(id) || fs[0]["node_id"] != 7.0 || fs[0]["table"] != table ||
 		fs[0]["operation"] != "INSERT" || fs[0]["primary_key"] != float64(id) || fs[0]["error"] == "" {
 		t.Fatalf("failed events: %s", r.Raw)
 	}

@@ -163,10 +163,16 @@ func digestTable(db *gorm.DB, t *replicated, adjust func(row any)) (TableDigest,
 	for i, f := range d.sch.PrimaryFields {
 		keys[i] = f.DBName
 	}
+	// Quoted: a table without a model is not quoted by GORM, and a column
+	// may be a keyword on some engine (options.value).
+	quoted := make([]string, len(d.cols))
+	for i, c := range d.cols {
+		quoted[i] = db.Statement.Quote(c)
+	}
 	var sum [2]uint64
 	var after []any
 	for {
-		q := db.Table(t.name).Select(d.cols).Order(strings.Join(keys, ", ")).Limit(digestPage)
+		q := db.Table(t.name).Select(strings.Join(quoted, ", ")).Order(strings.Join(keys, ", ")).Limit(digestPage)
 		if t.name == "logs" {
 			q = q.Where(fmt.Sprintf("id %% %d <> 0", idStride)).
 				Where("NOT (type = ? AND content IS NOT NULL AND content = ?)", LogSystem, FirstStartLog)

@@ -36,6 +36,9 @@ func TestDigestOfConvergedNodes(t *testing.T) {
 		if err := a.AddUserQuota(ctx, u.ID, 700, &store.Log{UserID: u.ID, Type: store.LogTopup, Content: "top-up"}); err != nil {
 			t.Fatal(err)
 		}
+		if err := a.SetOptions(ctx, map[string]string{"SystemName": "gate"}); err != nil {
+			t.Fatal(err)
+		}
 		apply(t, b, 1, pending(t, a, 0))
 		da, db := digestOf(t, a), digestOf(t, b)
 		for table, d := range da {
@@ -43,7 +46,7 @@ func TestDigestOfConvergedNodes(t *testing.T) {
 				t.Errorf("%s: %+v on node 1, %+v on node 2", table, d, db[table])
 			}
 		}
-		if da["users"].Rows != 1 || da["logs"].Rows != 1 {
+		if da["users"].Rows != 1 || da["logs"].Rows != 1 || da["options"].Rows != 1 {
 			t.Fatalf("digest %+v", da)
 		}
 		if err := b.UpdateUser(ctx, u.ID, store.UserPatch{DisplayName: ptr("Bee")}, nil); err != nil {
