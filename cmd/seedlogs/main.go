@@ -10,6 +10,12 @@
 //
 //	go run ./cmd/seedlogs -sqlite /tmp/seed/modelgate.db            # 10,000,000 logs
 //	go run ./cmd/seedlogs -dsn 'postgres://…' -logs 1000000
+//	go run ./cmd/seedlogs -sqlite /tmp/seed/modelgate.db -logs 1000000 -node 1 -digest
+//
+// -node gives the rows a cluster node's ids (residue -node), as a cluster
+// node writes them; -digest then times the cluster consistency check's
+// digest of this database (store.Digest, docs/cluster.md), three times.
+// With -logs 0 and -users 0 it only times the digest of what is there.
 //
 // Each user uses -user-models of the -models models (user u: models u, u+1,
 // … mod -models), each model is served by two of the -channels channels,
@@ -45,22 +51,24 @@ func main() {
 		batch      = flag.Int("batch", 20000, "logs per transaction")
 		end        = flag.Int64("end", time.Now().Unix(), "Unix time of the newest log")
 		seed       = flag.Uint64("seed", 1, "random seed")
+		node       = flag.Int("node", 0, "cluster node id of the rows' ids (0: a single node)")
+		digest     = flag.Bool("digest", false, "time the consistency digest afterwards")
 	)
 	flag.Parse()
 	if (*sqlite == "") == (*dsn == "") {
 		fmt.Fprintln(os.Stderr, "seedlogs: give -sqlite FILE or -dsn DSN")
 		os.Exit(2)
 	}
-	if err := run(*sqlite, *dsn, *logs, *days, *users, *models, *userModels, *channels, *batch, *end, *seed); err != nil {
+	if err := run(*sqlite, *dsn, *node, *digest, *logs, *days, *users, *models, *userModels, *channels, *batch, *end, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "seedlogs:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sqlite, dsn string, n, days, users, models, userModels, channels, batch int, end int64, seed uint64) error {
+func run(sqlite, dsn string, node int, digest bool, n, days, users, models, userModels, channels, batch int, end int64, seed uint64) error {
 	ctx := context.Background()
 	start := time.Now()
-	st, err := store.Open(ctx, store.Options{DSN: dsn, SQLitePath: sqlite,
+	st, err := store.Open(ctx, store.Options{DSN: dsn, SQLitePath: sqlite, NodeID: node,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return err
@@ -136,5 +144,28 @@ func run(sqlite, dsn string, n, days, users, models, userModels, channels, batch
 	el := time.Since(t0)
 	fmt.Printf("wrote %d consume logs in %s (%.0f logs/s); %s in all\n", n, el.Round(time.Millisecond),
 		float64(n)/el.Seconds(), time.Since(start).Round(time.Millisecond))
+	if digest {
+		return timeDigest(ctx, st)
+	}
+	return nil
+}
+
+// timeDigest computes the consistency digest three times (logs included,
+// as with CLUSTER_SYNC_LOGS on) and prints each time and the tables.
+func timeDigest(ctx context.Context, st *store.Store) error {
+	st.EnableOutbox(store.OutboxOptions{Logs: true})
+	for i := range 3 {
+		t0 := time.Now()
+		d, err := st.Digest(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("digest %d: %s\n", i+1, time.Since(t0).Round(time.Millisecond))
+		if i == 2 {
+			for _, t := range d.Tables {
+				fmt.Printf("  %-14s %9d rows  %s\n", t.Table, t.Rows, t.Hash)
+			}
+		}
+	}
 	return nil
 }

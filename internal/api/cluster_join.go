@@ -28,6 +28,8 @@ const (
 	// MsgJoinTokenRequired: the joiner's request lacks the token root
 	// created on the peer.
 	MsgJoinTokenRequired = "token 不能为空:请先在要拉取快照的节点上用 POST /api/cluster_node/join_token 为本节点创建加入令牌"
+	// MsgJoinTokenTooLong: no token root created is that long.
+	MsgJoinTokenTooLong = "token 过长"
 	// MsgJoinTokenNodeNoSecret: a token for a node the serving node could
 	// not verify (its record has no secret yet).
 	MsgJoinTokenNodeNoSecret = "该节点还没有 secret_key,它的请求无法验证;请先用 PUT /api/cluster_node/ 填写,再创建加入令牌"
@@ -157,10 +159,10 @@ func (s *Server) joinCluster(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err
 	}
-	req.Token = strings.TrimSpace(req.Token)
+	if req.Token, err = joinToken(req.Token); err != nil {
+		return err
+	}
 	switch {
-	case req.Token == "":
-		return httpx.Fail(MsgJoinTokenRequired)
 	case n.Disabled:
 		return httpx.Fail(MsgJoinDisabled)
 	case strings.TrimSpace(n.SecretKey) == "":
@@ -170,8 +172,7 @@ func (s *Server) joinCluster(w http.ResponseWriter, r *http.Request) error {
 	// would roll back anyway, but finishing it is what the operator asked.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), join.Timeout)
 	defer cancel()
-	self := peer.Self{NodeID: s.Cluster.Self.NodeID, Secret: s.Cluster.Self.Secret, PreviousSecret: s.Cluster.PreviousSecret}
-	stream := join.Pull(ctx, self, peer.Target{Address: n.Address, Secret: n.SecretKey}, req.Token)
+	stream := join.Pull(ctx, s.peerSelf(), peer.Target{Address: n.Address, Secret: n.SecretKey}, req.Token)
 	defer stream.Close()
 	rows, positions, err := s.Store.LoadSnapshot(ctx, stream.Next)
 	switch {
@@ -198,4 +199,23 @@ func (s *Server) joinCluster(w http.ResponseWriter, r *http.Request) error {
 		view.Positions[strconv.Itoa(node)] = id
 	}
 	return httpx.OK(w, view)
+}
+
+// peerSelf is this node as it signs its calls to peers.
+func (s *Server) peerSelf() peer.Self {
+	return peer.Self{NodeID: s.Cluster.Self.NodeID, Secret: s.Cluster.Self.Secret, PreviousSecret: s.Cluster.PreviousSecret}
+}
+
+// joinToken is the join token of a join or resync request, trimmed: it is
+// required (the serving node opens its snapshot to no one without it) and
+// bounded (it travels in a header).
+func joinToken(token string) (string, error) {
+	token = strings.TrimSpace(token)
+	switch {
+	case token == "":
+		return "", httpx.Fail(MsgJoinTokenRequired)
+	case len(token) > maxJoinTokenBytes:
+		return "", httpx.Fail(MsgJoinTokenTooLong)
+	}
+	return token, nil
 }

@@ -69,4 +69,9 @@ func TestClusterAcrossEngines(t *testing.T) {
 			t.Errorf("price on node %d: %v\nnode 1: %v", i+1, p, p1)
 		}
 	}
+	// The digests agree across engines: the same rows hash the same.
+	settled(t, c.nodes)
+	if rep := consistencyOf(t, first); !rep.Consistent {
+		t.Errorf("consistency across engines: %+v", rep)
+	}
 }

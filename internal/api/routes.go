@@ -156,6 +156,11 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.internal(mux, "POST /api/cluster/redeem", knownPeers, owner.MaxBodyBytes, s.clusterRedeem)
 	s.internal(mux, "POST /api/cluster/activate", knownPeers, owner.MaxBodyBytes, s.clusterActivate)
 	s.internal(mux, "POST /api/cluster/set_quota", knownPeers, owner.MaxBodyBytes, s.clusterSetQuota)
+	s.internal(mux, "POST /api/cluster/digest", knownPeers, httpx.MaxBodyBytes, s.clusterDigest)
+	s.handle(mux, "GET /api/cluster/consistency", levelRoot, sameSiteOnly(s.clusterOn(s.clusterConsistency)))
+	s.handle(mux, "GET /api/cluster/failed_events", levelRoot, s.clusterOn(s.listFailedEvents))
+	s.handle(mux, "DELETE /api/cluster/failed_events/{id}", levelRoot, s.clusterOn(s.dismissFailedEvent))
+	s.handle(mux, "GET /api/cluster/parked_events", levelRoot, s.clusterOn(s.listParkedEvents))
 	s.handle(mux, "GET /api/cluster_node/{$}", levelRoot, s.clusterOn(s.listClusterNodes))
 	s.handle(mux, "GET /api/cluster_node/ping/{id}", levelRoot, sameSiteOnly(s.clusterOn(s.pingClusterNode)))
 	s.handle(mux, "GET /api/cluster_node/{id}", levelRoot, s.clusterOn(s.getClusterNode))
@@ -165,6 +170,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "POST /api/cluster_node/{id}/enable", levelRoot, s.clusterOn(s.enableClusterNode))
 	s.handle(mux, "POST /api/cluster_node/join_token", levelRoot, s.clusterOn(s.createJoinToken))
 	s.handle(mux, "POST /api/cluster_node/{id}/join", levelRoot, sameSiteOnly(s.clusterOn(s.joinCluster)))
+	s.handle(mux, "POST /api/cluster_node/{id}/resync", levelRoot, sameSiteOnly(s.clusterOn(s.resyncCluster)))
 
 	s.handle(mux, "/api/", levelGuest, notFound)
 }

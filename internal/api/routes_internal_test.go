@@ -15,6 +15,8 @@ func TestInternalRoutesNeedTheSender(t *testing.T) {
 	}{
 		{"a cluster route through handle", func(mux *http.ServeMux) { s.handle(mux, "POST /api/cluster/new", levelGuest, s.clusterSync) }},
 		{"a root cluster route through handle", func(mux *http.ServeMux) { s.handle(mux, "POST /api/cluster/x", levelRoot, s.clusterSync) }},
+		{"a guest read below the cluster prefix through handle", func(mux *http.ServeMux) { s.handle(mux, "GET /api/cluster/x", levelGuest, s.clusterSync) }},
+		{"an admin read below the cluster prefix through handle", func(mux *http.ServeMux) { s.handle(mux, "GET /api/cluster/x", levelAdmin, s.clusterSync) }},
 		{"another route through internal", func(mux *http.ServeMux) { s.internal(mux, "POST /api/user/x", knownPeers, 1, s.clusterSync) }},
 	} {
 		func() {

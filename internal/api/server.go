@@ -117,9 +117,12 @@ const (
 )
 
 // handle registers h under pattern behind authentication at lvl. The
-// internal routes of nodes go through internal instead.
+// internal routes of nodes go through internal instead: below
+// internalPrefix only root's own reads and deletes (GET
+// /api/cluster/consistency, the failed and parked event lists) may be
+// registered here: every internal route is a POST.
 func (s *Server) handle(mux *http.ServeMux, pattern string, lvl level, h httpx.HandlerFunc) {
-	if strings.Contains(pattern, internalPrefix) {
+	if strings.Contains(pattern, internalPrefix) && (lvl != levelRoot || strings.HasPrefix(pattern, http.MethodPost+" ")) {
 		panic("api: register " + pattern + " with internal: it must check the sending node")
 	}
 	if lvl > levelGuest {

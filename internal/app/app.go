@@ -393,7 +393,7 @@ func (a *App) ensureRoot(ctx context.Context) error {
 			return err
 		}
 		return tx.InsertLogs([]store.Log{{UserID: root.ID, Username: root.Username, Type: store.LogSystem,
-			Content: "首次启动: 创建 root 用户"}})
+			Content: store.FirstStartLog}})
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrDuplicate) { // another node created it first

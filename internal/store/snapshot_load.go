@@ -45,6 +45,21 @@ var seedGroups = []string{"default", "vip", "svip"}
 // the first call takes its snapshot after this node stopped applying
 // batches. The transaction is not retried (the stream is read once).
 func (s *Store) LoadSnapshot(ctx context.Context, next func() ([]byte, error)) (rows int64, positions map[int]int64, err error) {
+	err = s.replaceData(ctx, "load snapshot", func(tx *Tx) error {
+		var err error
+		rows, positions, err = tx.loadSnapshot(next)
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return rows, positions, nil
+}
+
+// replaceData runs load in one transaction that replaces the replicated
+// data (a join or a resync), with no pushed batch applied meanwhile, and
+// tells every cache to reload after the commit.
+func (s *Store) replaceData(ctx context.Context, op string, load func(tx *Tx) error) error {
 	s.applyGate.Lock()
 	defer s.applyGate.Unlock()
 	if s.writeGate != nil {
@@ -52,15 +67,13 @@ func (s *Store) LoadSnapshot(ctx context.Context, next func() ([]byte, error)) (
 		case s.writeGate <- struct{}{}:
 			defer func() { <-s.writeGate }()
 		case <-ctx.Done():
-			return 0, nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
 	var tx *Tx
-	err = s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
+	err := s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
 		tx = &Tx{db: db, s: s, remote: true}
-		var err error
-		rows, positions, err = tx.loadSnapshot(next)
-		if err != nil {
+		if err := load(tx); err != nil {
 			return err
 		}
 		// Rows arrive in bulk, unlisted: every node's caches reload.
@@ -68,11 +81,11 @@ func (s *Store) LoadSnapshot(ctx context.Context, next func() ([]byte, error)) (
 		return tx.bumpConfigVersion()
 	})
 	if err != nil {
-		return 0, nil, wrap("load snapshot", err)
+		return wrap(op, err)
 	}
 	s.notifyCommitted(tx.changes)
 	s.notifyConfig(tx)
-	return rows, positions, nil
+	return nil
 }
 
 func (tx *Tx) loadSnapshot(next func() ([]byte, error)) (int64, map[int]int64, error) {

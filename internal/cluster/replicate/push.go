@@ -210,10 +210,12 @@ func (p *Pusher) outcome(n store.ClusterNode, err error) {
 		// show it for as long as it lasts.
 		if !p.resync[n.NodeID] {
 			p.resync[n.NodeID] = true
-			p.cfg.Log.Error("cluster peer needs a resync: events it has not received were pruned here; pushing to it stopped until it joins again from a snapshot",
+			p.cfg.Log.Error("cluster peer needs a resync: events it has not received were pruned here; no batch is pushed to it until it resyncs from a snapshot",
 				"node_id", n.NodeID, "address", n.Address)
 		}
-		delete(p.backoff, n.NodeID)
+		// The next probe (one event) in resyncProbeEvery, or at once
+		// when the peer answers a ping again.
+		p.backoff[n.NodeID] = backoff{next: time.Now().Add(resyncProbeEvery), failed: time.Now().Unix()}
 		return
 	}
 	if p.resync[n.NodeID] {
@@ -237,6 +239,11 @@ func (p *Pusher) outcome(n store.ClusterNode, err error) {
 	p.backoff[n.NodeID] = b
 }
 
+// resyncProbeEvery paces the probes of a peer that needs a resync: one
+// event every few seconds, so a resynced peer is pushed to again soon
+// without costing a refused batch per local commit.
+const resyncProbeEvery = 3 * time.Second
+
 // errNeedsResync stops the pushes to a peer that needs an event this node
 // no longer keeps: sending what follows would lose it unseen.
 var errNeedsResync = errors.New("the peer needs events pruned here: it must join again from a snapshot")
@@ -253,7 +260,7 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 		return false, err
 	}
 	if cluster.NeedsResync(cursor, start) {
-		return false, errNeedsResync
+		return false, p.probe(ctx, n, start)
 	}
 	for turn := 0; ctx.Err() == nil; turn++ {
 		if turn == maxBatchesPerTurn {
@@ -288,6 +295,29 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 		}
 	}
 	return false, ctx.Err()
+}
+
+// probe offers peer n, which needs events pruned here, the oldest event
+// this node still keeps (start), alone. A peer that resynced meanwhile (its
+// applied mark for this node now at or past start's predecessor, from a
+// snapshot) acknowledges it, applied or skipped as already held: its
+// cursor then moves to start and pushing resumes by itself. Any other
+// peer refuses it for its order (its mark is below the gap), and still
+// needs a resync (errNeedsResync). The receiver's sequence rule makes the
+// probe safe: it applies nothing past a gap. Probes are paced by outcome
+// (resyncProbeEvery).
+func (p *Pusher) probe(ctx context.Context, n store.ClusterNode, start int64) error {
+	events, err := p.store.EventsAfter(ctx, start-cluster.IDStride, 1)
+	if err != nil {
+		return err
+	}
+	if len(events) == 0 || events[0].ID != start {
+		return errNeedsResync
+	}
+	if _, err := p.send(ctx, n, Batch{SourceNodeID: p.cfg.Self.NodeID, Events: []Event{fromStore(events[0])}}); err != nil {
+		return errNeedsResync
+	}
+	return p.store.SetClusterCursor(context.WithoutCancel(ctx), n.NodeID, start)
 }
 
 // rewind handles a failed send to n of a batch starting at event first:
