@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
 
@@ -46,3 +47,23 @@ func (tx *Tx) allocIDs(table string, n int) (int64, error) {
 
 // nthID is the id k steps after first (see allocIDs).
 func nthID(first int64, k int) int64 { return first + int64(k)*idStride }
+
+// sequenceValue is the last sequence number handed out for name (0: none).
+func sequenceValue(db *gorm.DB, name string) (int64, error) {
+	var seq []idSequence
+	if err := db.Where("name = ?", name).Limit(1).Find(&seq).Error; err != nil || len(seq) == 0 {
+		return 0, err
+	}
+	return seq[0].Next, nil
+}
+
+// raiseSequence makes name's counter at least seq.
+func (tx *Tx) raiseSequence(name string, seq int64) error {
+	if seq <= 0 {
+		return nil
+	}
+	if err := tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&idSequence{Name: name, Next: 0}).Error; err != nil {
+		return err
+	}
+	return tx.db.Model(&idSequence{}).Where("name = ? AND next_value < ?", name, seq).Update("next_value", seq).Error
+}

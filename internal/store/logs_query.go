@@ -182,7 +182,7 @@ func (s *Store) DeleteLogsBefore(ctx context.Context, ts int64) (int64, error) {
 			return err
 		}
 		// One event for the whole range: peers delete the same range.
-		return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &bulkDelete{Before: ts}})
+		return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &BulkDelete{Before: ts}})
 	})
 	return n, err
 }
@@ -217,7 +217,7 @@ func (s *Store) DeleteErrorLogsBefore(ctx context.Context, ts int64, batch int) 
 				return err
 			}
 			// One bulk event per batch, as DeleteLogsBefore.
-			return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &bulkDelete{ErrorIDs: ids}})
+			return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &BulkDelete{ErrorIDs: ids}})
 		})
 		if err != nil {
 			return total, fmt.Errorf("after %d rows: %w", total, err)
@@ -261,7 +261,7 @@ func (s *Store) DeleteLogsForRetention(ctx context.Context, ts int64, batch int,
 			if n, err = tx.deleteCountedLogs("id IN ? AND created_at < ?", ids, ts); err != nil {
 				return err
 			}
-			return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &bulkDelete{RetainIDs: ids}})
+			return tx.record(Change{Table: "logs", Op: "DELETE", bulk: &BulkDelete{RetainIDs: ids}})
 		})
 		if err != nil {
 			return total, fmt.Errorf("after %d rows: %w", total, err)

@@ -71,6 +71,9 @@ type Store struct {
 	// outbox is set in cluster mode: every change becomes an event of
 	// cluster_events in its own transaction (outbox.go).
 	outbox *outboxConfig
+	// outboxHook, set in cluster mode, writes the events of each
+	// transaction before it commits (SetOutbox).
+	outboxHook func(tx *Tx, changes []Change) error
 	// clock orders this node's writes for last-writer-wins (outbox.go).
 	clock hybridClock
 	// committed are told the changes of each committed transaction.
@@ -107,7 +110,7 @@ type Change struct {
 	// What the outbox needs beyond the row (outbox.go); at most one is set.
 	delta *counterDelta // amounts added to counter columns
 	usage *usageDelta   // plan usage counted
-	bulk  *bulkDelete   // a range of logs deleted
+	bulk  *BulkDelete   // a range of logs deleted
 	row   any           // the row as written, when the writer has it (logs)
 }
 

@@ -81,17 +81,6 @@ func (s *Store) EnableOutbox(o OutboxOptions) {
 // counterDelta is column → amount added by one change.
 type counterDelta map[string]int64
 
-// bulkDelete is a range of logs deleted in one statement: created before
-// Before, or the error logs with the listed ids.
-type bulkDelete struct {
-	Before   int64   `json:"before,omitempty"`
-	ErrorIDs []int64 `json:"error_ids,omitempty"`
-	// RetainIDs are logs of any type the retention sweep deleted: the
-	// rollups keep them (DeleteLogsForRetention). A peer that does not
-	// know the field deletes nothing, and its own sweep deletes them.
-	RetainIDs []int64 `json:"retain_ids,omitempty"`
-}
-
 // usageDeltaWire is a plan usage delta on the wire.
 type usageDeltaWire struct {
 	Model       string `json:"model"`

@@ -357,7 +357,7 @@ func (tx *Tx) applyBulk(ev Event) error {
 	if ev.Table != "logs" || ev.Op != "DELETE" {
 		return fmt.Errorf("bulk %s %s: %w", ev.Table, ev.Op, errSkip)
 	}
-	var b bulkDelete
+	var b BulkDelete
 	if err := json.Unmarshal(ev.Data, &b); err != nil {
 		return fmt.Errorf("%v: %w", err, errSkip)
 	}

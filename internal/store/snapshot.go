@@ -152,15 +152,6 @@ func snapshotPositions(db *gorm.DB, self int64) (map[string]int64, error) {
 	return positions, nil
 }
 
-// sequenceValue is the last sequence number handed out for name (0: none).
-func sequenceValue(db *gorm.DB, name string) (int64, error) {
-	var seq []idSequence
-	if err := db.Where("name = ?", name).Limit(1).Find(&seq).Error; err != nil || len(seq) == 0 {
-		return 0, err
-	}
-	return seq[0].Next, nil
-}
-
 // held is the money held for calls in flight on this node, by user and by
 // limited key (the reservations of a server database; SQLite holds in
 // memory). Holds never replicate, only settled costs (docs/cluster.md), so

@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelgate/modelgate/internal/user"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 var (
@@ -373,15 +372,4 @@ func (tx *Tx) afterSnapshot(positions map[int]int64) error {
 	// Events this node id wrote in an earlier life were applied by the
 	// source: new ones must come after them, or peers would skip them.
 	return tx.raiseSequence("cluster_events", positions[self]/idStride)
-}
-
-// raiseSequence makes name's counter at least seq.
-func (tx *Tx) raiseSequence(name string, seq int64) error {
-	if seq <= 0 {
-		return nil
-	}
-	if err := tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&idSequence{Name: name, Next: 0}).Error; err != nil {
-		return err
-	}
-	return tx.db.Model(&idSequence{}).Where("name = ? AND next_value < ?", name, seq).Update("next_value", seq).Error
 }
