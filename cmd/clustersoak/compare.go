@@ -24,7 +24,7 @@ type tableSpec struct {
 	derived bool
 }
 
-// comparedTables are every replicated table (internal/store/replica_tables.go),
+// comparedTables are every replicated table (internal/cluster/replica/tables.go),
 // the plan usage counters (replicated as deltas) and the tables each node
 // derives from replicated rows.
 var comparedTables = []tableSpec{

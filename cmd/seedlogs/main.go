@@ -14,7 +14,7 @@
 //
 // -node gives the rows a cluster node's ids (residue -node), as a cluster
 // node writes them; -digest then times the cluster consistency check's
-// digest of this database (store.Digest, docs/cluster.md), three times.
+// digest of this database (replica.Digest, docs/cluster.md), three times.
 // With -logs 0 and -users 0 it only times the digest of what is there.
 //
 // Each user uses -user-models of the -models models (user u: models u, u+1,
@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/auth"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -153,10 +154,11 @@ func run(sqlite, dsn string, node int, digest bool, n, days, users, models, user
 // timeDigest computes the consistency digest three times (logs included,
 // as with CLUSTER_SYNC_LOGS on) and prints each time and the tables.
 func timeDigest(ctx context.Context, st *store.Store) error {
-	st.EnableOutbox(store.OutboxOptions{Logs: true})
+	rep := replica.New(st)
+	rep.EnableOutbox(replica.OutboxOptions{Logs: true})
 	for i := range 3 {
 		t0 := time.Now()
-		d, err := st.Digest(ctx)
+		d, err := rep.Digest(ctx)
 		if err != nil {
 			return err
 		}

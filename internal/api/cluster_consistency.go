@@ -10,6 +10,7 @@ import (
 	"github.com/modelgate/modelgate/internal/cluster/consistency"
 	"github.com/modelgate/modelgate/internal/cluster/join"
 	"github.com/modelgate/modelgate/internal/cluster/peer"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -25,9 +26,9 @@ const (
 const maxJoinTokenBytes = 512
 
 // clusterDigest answers POST /api/cluster/digest: a peer with this node's
-// secret gets this node's digest (store.Digest). The body is ignored.
+// secret gets this node's digest (replica.Digest). The body is ignored.
 func (s *Server) clusterDigest(w http.ResponseWriter, r *http.Request) error {
-	d, err := s.Store.Digest(r.Context())
+	d, err := s.Replica.Digest(r.Context())
 	if err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func (s *Server) clusterDigest(w http.ResponseWriter, r *http.Request) error {
 // clusterConsistency answers GET /api/cluster/consistency: this node's
 // digest compared with every enabled peer's that has a secret.
 func (s *Server) clusterConsistency(w http.ResponseWriter, r *http.Request) error {
-	c := &consistency.Checker{Store: s.Store, Self: s.peerSelf()}
+	c := &consistency.Checker{Store: checkerStore{s.Store, s.Replica}, Self: s.peerSelf()}
 	rep, err := c.Check(r.Context())
 	if err != nil {
 		return err
@@ -96,16 +97,16 @@ func (s *Server) resyncCluster(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	stream := join.Pull(ctx, s.peerSelf(), peer.Target{Address: n.Address, Secret: n.SecretKey}, req.Token)
 	defer stream.Close()
-	res, err := s.Store.ResyncSnapshot(ctx, stream.Next, req.Force)
+	res, err := s.Replica.ResyncSnapshot(ctx, stream.Next, req.Force)
 	switch {
 	case err == nil:
-	case errors.Is(err, store.ErrOwnEventsPruned):
+	case errors.Is(err, replica.ErrOwnEventsPruned):
 		s.Log.Warn("cluster resync refused", "node_id", n.NodeID, "err", err)
 		return httpx.Fail(MsgResyncOwnPruned)
-	case errors.Is(err, store.ErrSnapshotBehind):
+	case errors.Is(err, replica.ErrSnapshotBehind):
 		s.Log.Warn("cluster resync refused", "node_id", n.NodeID, "err", err)
 		return httpx.Fail(MsgJoinBehind)
-	case errors.Is(err, store.ErrBadSnapshot):
+	case errors.Is(err, replica.ErrBadSnapshot):
 		s.Log.Warn("cluster resync: bad snapshot", "node_id", n.NodeID, "address", n.Address, "err", err)
 		return httpx.Failf(MsgJoinBadStream, strings.TrimPrefix(err.Error(), "resync: "))
 	default:
@@ -122,4 +123,11 @@ func (s *Server) resyncCluster(w http.ResponseWriter, r *http.Request) error {
 		view.Positions[strconv.Itoa(node)] = id
 	}
 	return httpx.OK(w, view)
+}
+
+// checkerStore is what the consistency check reads here: the node table
+// (store) and this node's digest (replica).
+type checkerStore struct {
+	*store.Store
+	*replica.Replica
 }

@@ -127,7 +127,7 @@ func TestClusterResync(t *testing.T) {
 	// Node 1 prunes what node 2 never acknowledged (as 7 days would).
 	ctx := context.Background()
 	future := time.Now().Add(time.Hour).Unix()
-	if _, err := a.App.Store.PruneEvents(ctx, 1<<62, future, future); err != nil {
+	if _, err := a.App.Replica.PruneEvents(ctx, 1<<62, future, future); err != nil {
 		t.Fatal(err)
 	}
 	b.Resume()
@@ -282,7 +282,7 @@ func TestClusterResyncOwnEventsGone(t *testing.T) {
 	a.Pause()
 	rootB.OK("POST", "/api/topup", map[string]any{"user_id": alice, "quota": 300})
 	future := time.Now().Add(time.Hour).Unix()
-	if _, err := b.App.Store.PruneEvents(context.Background(), 1<<62, future, future); err != nil {
+	if _, err := b.App.Replica.PruneEvents(context.Background(), 1<<62, future, future); err != nil {
 		t.Fatal(err)
 	}
 	a.Resume()

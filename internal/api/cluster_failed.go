@@ -38,7 +38,7 @@ func (s *Server) listFailedEvents(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	rows, total, err := s.Store.ListFailedEvents(r.Context(), pg)
+	rows, total, err := s.Replica.ListFailedEvents(r.Context(), pg)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (s *Server) dismissFailedEvent(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	switch err := s.Store.DismissFailedEvent(r.Context(), id); {
+	switch err := s.Replica.DismissFailedEvent(r.Context(), id); {
 	case errors.Is(err, store.ErrNotFound):
 		return httpx.Fail(MsgFailedEventNotFound)
 	case err != nil:
@@ -73,7 +73,7 @@ func (s *Server) listParkedEvents(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	rows, total, err := s.Store.ListParkedDeltas(r.Context(), pg)
+	rows, total, err := s.Replica.ListParkedDeltas(r.Context(), pg)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/join"
 	"github.com/modelgate/modelgate/internal/cluster/peer"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -41,7 +42,7 @@ const joinTokenTTL = 15 * time.Minute
 // clusterSnapshot answers POST /api/cluster/snapshot: a known peer
 // (clusterPeer) with a join token root created here for it gets all of
 // this node's data, as newline-delimited JSON read in one consistent
-// transaction (store.WriteSnapshot). The token is spent before the first
+// transaction (replica.WriteSnapshot). The token is spent before the first
 // row is read: a second use is refused, even at the same moment.
 func (s *Server) clusterSnapshot(w http.ResponseWriter, r *http.Request) error {
 	err := s.Store.UseJoinToken(r.Context(), r.Header.Get(join.TokenHeader), senderOf(r).NodeID, s.clusterNow())
@@ -53,7 +54,7 @@ func (s *Server) clusterSnapshot(w http.ResponseWriter, r *http.Request) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	started := false
 	lines := 0
-	err = s.Store.WriteSnapshot(r.Context(), func(line []byte) error {
+	err = s.Replica.WriteSnapshot(r.Context(), func(line []byte) error {
 		if !started {
 			started = true
 			w.Header().Set("Content-Type", join.ContentType)
@@ -174,16 +175,16 @@ func (s *Server) joinCluster(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	stream := join.Pull(ctx, s.peerSelf(), peer.Target{Address: n.Address, Secret: n.SecretKey}, req.Token)
 	defer stream.Close()
-	rows, positions, err := s.Store.LoadSnapshot(ctx, stream.Next)
+	rows, positions, err := s.Replica.LoadSnapshot(ctx, stream.Next)
 	switch {
 	case err == nil:
-	case errors.Is(err, store.ErrNotFresh):
+	case errors.Is(err, replica.ErrNotFresh):
 		s.Log.Warn("cluster join refused", "err", err)
 		return httpx.Fail(MsgJoinNotFresh)
-	case errors.Is(err, store.ErrSnapshotBehind):
+	case errors.Is(err, replica.ErrSnapshotBehind):
 		s.Log.Warn("cluster join refused", "node_id", n.NodeID, "err", err)
 		return httpx.Fail(MsgJoinBehind)
-	case errors.Is(err, store.ErrBadSnapshot):
+	case errors.Is(err, replica.ErrBadSnapshot):
 		s.Log.Warn("cluster join: bad snapshot", "node_id", n.NodeID, "address", n.Address, "err", err)
 		return httpx.Failf(MsgJoinBadStream, strings.TrimPrefix(err.Error(), "load snapshot: "))
 	default:

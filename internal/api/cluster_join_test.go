@@ -15,7 +15,7 @@ import (
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
-	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/user"
 )
 
@@ -27,7 +27,7 @@ var clusterEnv = []string{"CLUSTER_PING_INTERVAL", "1h", "CLUSTER_PUSH_INTERVAL"
 func snapshotLines(t *testing.T, e *apptest.Env) [][]byte {
 	t.Helper()
 	var lines [][]byte
-	err := e.App.Store.WriteSnapshot(context.Background(), func(line []byte) error {
+	err := e.App.Replica.WriteSnapshot(context.Background(), func(line []byte) error {
 		lines = append(lines, slices.Clone(line))
 		return nil
 	})
@@ -86,8 +86,8 @@ func sameData(a, b map[string][]string) string {
 func pushedAll(t *testing.T, e *apptest.Env, peer int) {
 	t.Helper()
 	apptest.Eventually(t, fmt.Sprintf("every event pushed to node %d", peer), func() bool {
-		last, err := e.App.Store.LastEventID(context.Background())
-		cursors, err2 := e.App.Store.ClusterCursors(context.Background())
+		last, err := e.App.Replica.LastEventID(context.Background())
+		cursors, err2 := e.App.Replica.ClusterCursors(context.Background())
 		return err == nil && err2 == nil && cursors[peer] >= last
 	})
 }
@@ -292,20 +292,20 @@ func TestClusterJoinCutSnapshot(t *testing.T) {
 		readErr error
 		want    error
 	}{
-		{"no end line", lines[:len(lines)-1], nil, store.ErrBadSnapshot},
-		{"cut in the rows", append(slices.Clone(lines[:3]), lines[len(lines)-1]), nil, store.ErrBadSnapshot},
-		{"header only", lines[:1], nil, store.ErrBadSnapshot},
-		{"empty", nil, nil, store.ErrBadSnapshot},
-		{"not JSON", garbled(2, `{"table":"users","row":{`), nil, store.ErrBadSnapshot},
-		{"unknown table", garbled(2, `{"table":"secrets","row":{"id":1}}`), nil, store.ErrBadSnapshot},
-		{"row without key", garbled(2, `{"table":"users","row":{"username":"x"}}`), nil, store.ErrBadSnapshot},
-		{"bad header", garbled(0, `{"node_id":0,"positions":{}}`), nil, store.ErrBadSnapshot},
+		{"no end line", lines[:len(lines)-1], nil, replica.ErrBadSnapshot},
+		{"cut in the rows", append(slices.Clone(lines[:3]), lines[len(lines)-1]), nil, replica.ErrBadSnapshot},
+		{"header only", lines[:1], nil, replica.ErrBadSnapshot},
+		{"empty", nil, nil, replica.ErrBadSnapshot},
+		{"not JSON", garbled(2, `{"table":"users","row":{`), nil, replica.ErrBadSnapshot},
+		{"unknown table", garbled(2, `{"table":"secrets","row":{"id":1}}`), nil, replica.ErrBadSnapshot},
+		{"row without key", garbled(2, `{"table":"users","row":{"username":"x"}}`), nil, replica.ErrBadSnapshot},
+		{"bad header", garbled(0, `{"node_id":0,"positions":{}}`), nil, replica.ErrBadSnapshot},
 		{"connection lost", lines, io.ErrUnexpectedEOF, io.ErrUnexpectedEOF},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			i := 0
-			_, _, err := node3.App.Store.LoadSnapshot(context.Background(), func() ([]byte, error) {
+			_, _, err := node3.App.Replica.LoadSnapshot(context.Background(), func() ([]byte, error) {
 				if c.readErr != nil && i == 2 {
 					return nil, c.readErr
 				}
@@ -324,7 +324,7 @@ func TestClusterJoinCutSnapshot(t *testing.T) {
 		})
 	}
 	i := 0
-	if _, _, err := node3.App.Store.LoadSnapshot(context.Background(), func() ([]byte, error) {
+	if _, _, err := node3.App.Replica.LoadSnapshot(context.Background(), func() ([]byte, error) {
 		if i >= len(lines) {
 			return nil, io.EOF
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -59,7 +60,7 @@ func (d ClusterDeps) maxClockSkew() time.Duration {
 	if d.MaxClockSkew > 0 {
 		return d.MaxClockSkew
 	}
-	return store.DefaultMaxClockSkew
+	return replica.DefaultMaxClockSkew
 }
 
 // NodePinger pings a peer, records the outcome and learns its list.
@@ -132,7 +133,7 @@ type statusNodeView struct {
 	replicationView
 }
 
-func viewReplication(rep store.PeerReplication, now int64) replicationView {
+func viewReplication(rep replica.PeerReplication, now int64) replicationView {
 	v := replicationView{
 		PendingEvents: rep.Pending,
 		AppliedSeq:    rep.Applied / cluster.IDStride,
@@ -146,7 +147,7 @@ func viewReplication(rep store.PeerReplication, now int64) replicationView {
 
 // viewNodesStatus views rows with their replication, read in one go.
 func (s *Server) viewNodesStatus(ctx context.Context, rows []store.ClusterNode) ([]statusNodeView, error) {
-	reps, start, err := s.Store.ReplicationState(ctx)
+	reps, start, err := s.Replica.ReplicationState(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apptest"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
-	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
 )
 
@@ -40,7 +40,7 @@ func refuseOutOfSequence(t *testing.T, c *apptest.Client, src int, events []repl
 // appliedMark is the last event of node origin applied on e.
 func appliedMark(t *testing.T, e *apptest.Env, origin int) int64 {
 	t.Helper()
-	marks, err := e.App.Store.AppliedMarks(context.Background())
+	marks, err := e.App.Replica.AppliedMarks(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestClusterSyncRefusesOutOfSequence(t *testing.T) {
 	// are refused whole: nothing applies, the mark stays.
 	refuseOutOfSequence(t, sc, 7, evs[half+1:], evs[half].ID)
 	refuseOutOfSequence(t, sc, 7, []replicate.Event{evs[half], evs[half+1], evs[half-1]}, evs[half].ID)
-	forged := replicate.Event{ID: 1_000_000*50 + 7, TableName: "users", Operation: "UPDATE", Kind: store.KindDelta, PrimaryKey: uid,
+	forged := replicate.Event{ID: 1_000_000*50 + 7, TableName: "users", Operation: "UPDATE", Kind: replica.KindDelta, PrimaryKey: uid,
 		Data: json.RawMessage(`{"quota":30000000}`), EventTimeUS: time.Now().UnixMicro()}
 	refuseOutOfSequence(t, sc, 7, []replicate.Event{forged}, evs[half].ID)
 	refuseOutOfSequence(t, sc, 7, append([]replicate.Event{forged}, evs[half:]...), evs[half].ID)
@@ -113,7 +113,7 @@ func TestClusterSyncRefusesFutureEvents(t *testing.T) {
 	before := quotaOn(t, root, uid)
 	sc := syncer(recv, apptest.NodeSecret(1), 7)
 	delta := func(at time.Time, secondsOnly bool) replicate.Event {
-		e := replicate.Event{ID: 57, TableName: "users", Operation: "UPDATE", Kind: store.KindDelta, PrimaryKey: uid,
+		e := replicate.Event{ID: 57, TableName: "users", Operation: "UPDATE", Kind: replica.KindDelta, PrimaryKey: uid,
 			Data: json.RawMessage(`{"quota":7}`), EventTime: at.Unix(), EventTimeUS: at.UnixMicro()}
 		if secondsOnly {
 			e.EventTimeUS = 0
@@ -144,7 +144,7 @@ func TestClusterSyncRefusesFutureEvents(t *testing.T) {
 	// The node's clock was not moved to 2100: a later local write's
 	// version (its event time) stays within the bound.
 	root.OK("PUT", "/api/user/", map[string]any{"id": uid, "username": "clocked", "display_name": "after"})
-	evs, err := recv.App.Store.EventsAfter(context.Background(), 0, 1000)
+	evs, err := recv.App.Replica.EventsAfter(context.Background(), 0, 1000)
 	if err != nil || len(evs) == 0 {
 		t.Fatalf("outbox: %v, %d events", err, len(evs))
 	}
@@ -208,7 +208,7 @@ func replicationOf(t *testing.T, root *apptest.Client, nodeID int) replicationIn
 // outboxAfter counts e's outbox events after the event id after.
 func outboxAfter(t *testing.T, e *apptest.Env, after int64) int64 {
 	t.Helper()
-	evs, err := e.App.Store.EventsAfter(context.Background(), after, 100_000)
+	evs, err := e.App.Replica.EventsAfter(context.Background(), after, 100_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestClusterPusherRewindsToTheEventNeeded(t *testing.T) {
 	pushedAll(t, n1, 2)
 	rec := nodeRecordID(t, r1, 2)
 	r1.OK("DELETE", apptest.Path("/api/cluster_node/%d", rec), nil)
-	mark, err := n1.App.Store.LastEventID(context.Background())
+	mark, err := n1.App.Replica.LastEventID(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestClusterPusherRewindsToTheEventNeeded(t *testing.T) {
 	if got, want := replicationOf(t, r1, 2), outboxAfter(t, n1, mark); got.PendingEvents != want || got.AckedSeq != mark/50 {
 		t.Fatalf("node 2 seen from node 1: %+v; want %d pending, acked seq %d", got, want, mark/50)
 	}
-	if err := n1.App.Store.SetClusterCursor(context.Background(), 2, mark+2*50); err != nil {
+	if err := n1.App.Replica.SetClusterCursor(context.Background(), 2, mark+2*50); err != nil {
 		t.Fatal(err)
 	}
 	r1.OK("POST", apptest.Path("/api/cluster_node/%d/enable", rec), nil)
@@ -250,7 +250,7 @@ func TestClusterPusherRewindsToTheEventNeeded(t *testing.T) {
 		t.Fatalf("no warning of the rewind in the log:\n%s", logs.String())
 	}
 	got := replicationOf(t, r1, 2)
-	last, _ := n1.App.Store.LastEventID(context.Background())
+	last, _ := n1.App.Replica.LastEventID(context.Background())
 	if got.State != "alive" || got.PendingEvents != 0 || got.LagSeconds != 0 || got.AckedSeq != last/50 {
 		t.Fatalf("node 2 after catching up: %+v", got)
 	}
@@ -276,7 +276,7 @@ func TestClusterPeerBehindRetentionNeedsResync(t *testing.T) {
 	r1.OK("DELETE", apptest.Path("/api/cluster_node/%d", rec), nil)
 	r1.OK("POST", "/api/topup", map[string]any{"user_id": uid, "quota": 500})
 	// Retention passes: every event goes, node 2 has not acknowledged them.
-	if _, err := n1.App.Store.PruneEvents(ctx, 0, 0, time.Now().Add(time.Hour).Unix()); err != nil {
+	if _, err := n1.App.Replica.PruneEvents(ctx, 0, 0, time.Now().Add(time.Hour).Unix()); err != nil {
 		t.Fatal(err)
 	}
 	r1.OK("POST", "/api/topup", map[string]any{"user_id": uid, "quota": 700})

@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/httpx"
-	"github.com/modelgate/modelgate/internal/store"
 )
 
 // clusterSync answers POST /api/cluster/sync (spec): a peer (clusterPeer
@@ -33,8 +33,8 @@ func (s *Server) clusterSync(w http.ResponseWriter, r *http.Request) error {
 	if b.SourceNodeID != senderOf(r).NodeID {
 		return s.refusePeer(r, refusedSourceMismatch)
 	}
-	applied, skipped, err := s.Store.ApplyEvents(r.Context(), b.SourceNodeID, events)
-	var gap *store.SequenceError
+	applied, skipped, err := s.Replica.ApplyEvents(r.Context(), b.SourceNodeID, events)
+	var gap *replica.SequenceError
 	if errors.As(err, &gap) {
 		// Nothing applied: the sender resends from the event named
 		// (issue 24 §2), or finds it pruned and reports the peer as

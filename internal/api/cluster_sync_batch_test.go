@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/apptest"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
-	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
 )
 
@@ -39,7 +39,7 @@ func newSource(t *testing.T, id int) source {
 // whose table is table (every table when empty), as the wire carries them.
 func (s source) events(t *testing.T, after int64, table string) []replicate.Event {
 	t.Helper()
-	evs, err := s.env.App.Store.EventsAfter(context.Background(), after, 1000)
+	evs, err := s.env.App.Replica.EventsAfter(context.Background(), after, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +55,14 @@ func (s source) events(t *testing.T, after int64, table string) []replicate.Even
 // last is the id of the source's newest event.
 func (s source) last(t *testing.T) int64 {
 	t.Helper()
-	id, err := s.env.App.Store.LastEventID(context.Background())
+	id, err := s.env.App.Replica.LastEventID(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return id
 }
 
-func wireEvent(e store.Event) replicate.Event {
+func wireEvent(e replica.Event) replicate.Event {
 	data := json.RawMessage(e.Data)
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
@@ -129,7 +129,7 @@ func TestClusterSyncBatchRules(t *testing.T) {
 	// takes a source's events in sequence only.
 	mark := src.last(t)
 	src.root.OK("POST", "/api/topup", map[string]any{"user_id": uid, "quota": 1234})
-	if delta := src.events(t, mark, "users"); len(delta) != 1 || delta[0].Kind != store.KindDelta {
+	if delta := src.events(t, mark, "users"); len(delta) != 1 || delta[0].Kind != replica.KindDelta {
 		t.Fatalf("top-up events: %+v", delta)
 	}
 	batch := src.events(t, mark, "")
@@ -150,7 +150,7 @@ func TestClusterSyncBatchRules(t *testing.T) {
 	src.root.OK("POST", "/api/topup", map[string]any{"user_id": uid, "quota": 100})
 	batch = src.events(t, mark, "")
 	delta := src.events(t, mark, "users")
-	first := replicate.Event{ID: 59, TableName: "users", Operation: "UPDATE", Kind: store.KindDelta, PrimaryKey: uid,
+	first := replicate.Event{ID: 59, TableName: "users", Operation: "UPDATE", Kind: replica.KindDelta, PrimaryKey: uid,
 		Data: json.RawMessage(`{"quota":10}`), EventTimeUS: time.Now().UnixMicro()}
 	for _, b := range []replicate.Batch{{SourceNodeID: 7, Events: batch}, {SourceNodeID: 9, Events: []replicate.Event{first}}} {
 		var wg sync.WaitGroup
@@ -227,7 +227,7 @@ func TestClusterSyncCrossingBatches(t *testing.T) {
 	b1, b2 := quotaOn(t, root, u1), quotaOn(t, root, u2)
 	clients := map[int64]*apptest.Client{11: syncer(recv, apptest.NodeSecret(1), 11), 12: syncer(recv, apptest.NodeSecret(1), 12)}
 	delta := func(id, user int64) replicate.Event {
-		return replicate.Event{ID: id, TableName: "users", Operation: "UPDATE", Kind: store.KindDelta, PrimaryKey: user,
+		return replicate.Event{ID: id, TableName: "users", Operation: "UPDATE", Kind: replica.KindDelta, PrimaryKey: user,
 			Data: json.RawMessage(`{"quota":1}`), EventTimeUS: time.Now().UnixMicro()}
 	}
 	const rounds = 10
@@ -258,7 +258,7 @@ func TestClusterSyncRefusals(t *testing.T) {
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	_, uid := recv.NewUser("target", user.RoleUser)
-	good := replicate.Event{ID: 57, TableName: "users", Operation: "UPDATE", Kind: store.KindDelta, PrimaryKey: uid,
+	good := replicate.Event{ID: 57, TableName: "users", Operation: "UPDATE", Kind: replica.KindDelta, PrimaryKey: uid,
 		Data: json.RawMessage(`{"quota":5}`), EventTime: time.Now().Unix(), EventTimeUS: time.Now().UnixMicro()}
 	batch := func(src int, evs ...replicate.Event) replicate.Batch {
 		return replicate.Batch{SourceNodeID: src, Events: evs}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelgate/modelgate/internal/auth"
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/msgtext"
@@ -25,7 +26,11 @@ import (
 
 // Deps is what the /api handlers need; app wires it.
 type Deps struct {
-	Store    *store.Store
+	Store *store.Store
+	// Replica is Store's replication (the outbox, applying batches,
+	// snapshots, the digest): the one of the node, whose clock and gate
+	// every writer of Store shares.
+	Replica  *replica.Replica
 	Options  *option.Registry
 	Sessions *auth.Sessions
 	Throttle auth.Throttle

@@ -22,6 +22,7 @@ import (
 	"github.com/modelgate/modelgate/internal/auth"
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/logwriter"
@@ -43,9 +44,12 @@ const Version = "0.1.0"
 
 // App is a running modelgate instance.
 type App struct {
-	cfg     config.Config
-	log     *slog.Logger
-	Store   *store.Store
+	cfg   config.Config
+	log   *slog.Logger
+	Store *store.Store
+	// Replica is the store's replication; its outbox is on in cluster
+	// mode (startReplication).
+	Replica *replica.Replica
 	Options *option.Registry
 	logs    *logwriter.Writer[store.Log]
 	// errLogs takes the relay's error logs: a queue of its own, so a flood
@@ -125,7 +129,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, Store: st, lease: leaseSettings(cfg.BillingLease)}
+	a := &App{cfg: cfg, log: log, Store: st, Replica: replica.New(st), lease: leaseSettings(cfg.BillingLease)}
 	if err := a.ensureRoot(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -195,6 +199,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	clusterDeps := a.clusterDeps(pinger)
 	apiServer := api.New(api.Deps{
 		Store:           st,
+		Replica:         a.Replica,
 		Options:         a.Options,
 		Sessions:        auth.NewSessions(cfg.SessionSecret, 0),
 		Throttle:        throttle,

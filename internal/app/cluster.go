@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/cluster/ping"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -45,13 +46,13 @@ func (a *App) clusterDeps(p *ping.Pinger) api.ClusterDeps {
 		AuthRefused: a.countClusterAuthRefused}
 }
 
-// startReplication turns the store's outbox on and builds the pusher
+// startReplication turns the outbox on and builds the pusher
 // (docs/cluster.md, Replication). Options changed by a peer are read again
 // at once; the other caches listen to the store themselves.
 func (a *App) startReplication() {
 	c := a.cfg.Cluster
-	a.Store.EnableOutbox(store.OutboxOptions{Logs: c.SyncLogs, MaxClockSkew: c.MaxClockSkew})
-	a.pusher = replicate.New(a.Store, replicate.Config{Self: a.self(), PreviousSecret: c.PreviousSecret, Interval: c.PushInterval, BatchSize: c.BatchSize, Log: a.log})
+	a.Replica.EnableOutbox(replica.OutboxOptions{Logs: c.SyncLogs, MaxClockSkew: c.MaxClockSkew})
+	a.pusher = replicate.New(a.Store, a.Replica, replicate.Config{Self: a.self(), PreviousSecret: c.PreviousSecret, Interval: c.PushInterval, BatchSize: c.BatchSize, Log: a.log})
 	a.Store.OnCommit(a.pusher.Changed)
 	a.Store.OnCommit(func(changes []store.Change) {
 		for _, ch := range changes {

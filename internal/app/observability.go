@@ -112,7 +112,7 @@ func (a *App) clusterPeers(ctx context.Context) ([]metrics.Peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	reps, start, err := a.Store.ReplicationState(ctx)
+	reps, start, err := a.Replica.ReplicationState(ctx)
 	if err != nil {
 		return nil, err
 	}

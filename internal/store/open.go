@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
@@ -68,14 +67,9 @@ type Store struct {
 	// onChange, when set, is called inside the transaction of every change
 	// to a replicated table (tests check that every mutation is recorded).
 	onChange func(tx *Tx, c Change) error
-	// outbox is set in cluster mode: every change becomes an event of
-	// cluster_events in its own transaction (outbox.go).
-	outbox *outboxConfig
-	// outboxHook, set in cluster mode, writes the events of each
-	// transaction before it commits (SetOutbox).
-	outboxHook func(tx *Tx, changes []Change) error
-	// clock orders this node's writes for last-writer-wins (outbox.go).
-	clock hybridClock
+	// outbox, set in cluster mode, writes the events of each transaction
+	// before it commits (SetOutbox; internal/cluster/replica).
+	outbox func(tx *Tx, changes []Change) error
 	// committed are told the changes of each committed transaction.
 	committed []func(changes []Change)
 	// pgDSN is the PostgreSQL connection string, for the listener's own
@@ -86,9 +80,6 @@ type Store struct {
 	configCommitted []func(ConfigCommit)
 	// lease is this process's billing lease (leases.go).
 	lease leaseState
-	// applyGate keeps pushed batches (ApplyEvents, read side) out while a
-	// snapshot loads (LoadSnapshot, write side).
-	applyGate sync.RWMutex
 	// roundTrips counts the statements sent to the database (roundtrips.go).
 	roundTrips roundTripCounter
 }
@@ -107,7 +98,8 @@ type Change struct {
 	// Remote is true for a change applied from a peer's event.
 	Remote bool
 
-	// What the outbox needs beyond the row (outbox.go); at most one is set.
+	// What the outbox needs beyond the row (Delta, Usage, Bulk, Row); at
+	// most one is set.
 	delta *counterDelta // amounts added to counter columns
 	usage *usageDelta   // plan usage counted
 	bulk  *BulkDelete   // a range of logs deleted

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
+	"strings"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 )
@@ -44,7 +46,7 @@ func IsUniqueViolation(err error) bool { return isUniqueViolation(err) }
 // write transaction just before it commits, with the changes it recorded
 // (none of a transaction marked remote), so the events commit with the data
 // or not at all. Call it before serving.
-func (s *Store) SetOutbox(f func(tx *Tx, changes []Change) error) { s.outboxHook = f }
+func (s *Store) SetOutbox(f func(tx *Tx, changes []Change) error) { s.outbox = f }
 
 // DB is the transaction's handle: the replication package reads and writes
 // its own tables and the replicated rows through it.
@@ -187,12 +189,13 @@ func (s *Store) ReplaceData(ctx context.Context, load func(tx *Tx) error) error 
 	return nil
 }
 
-// Delta is the amounts a counter change added (column → amount), or nil.
-func (c Change) Delta() map[string]int64 {
+// Delta is the amounts a counter change added (column → amount); ok is
+// false for other changes.
+func (c Change) Delta() (d map[string]int64, ok bool) {
 	if c.delta == nil {
-		return nil
+		return nil, false
 	}
-	return *c.delta
+	return *c.delta, true
 }
 
 // Usage is the plan usage a change counted; ok is false for other changes.
@@ -220,3 +223,14 @@ type BulkDelete struct {
 	// know the field deletes nothing, and its own sweep deletes them.
 	RetainIDs []int64 `json:"retain_ids,omitempty"`
 }
+
+// ValidText refuses what no text column of ours holds: invalid UTF-8 and
+// NUL.
+func ValidText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// Apply selects the page's rows of the query db.
+func (p Page) Apply(db *gorm.DB) *gorm.DB { return p.apply(db) }
+
+// FirstStartLog is the content of the system log every node writes with
+// its root at first start: a seed, not replicated (docs/cluster.md).
+const FirstStartLog = "首次启动: 创建 root 用户"

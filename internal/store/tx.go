@@ -100,9 +100,23 @@ func (s *Store) write(ctx context.Context, op string, fn func(tx *Tx) error) err
 	return nil
 }
 
+// flushOutbox hands the transaction's changes to the outbox, just before
+// commit: the events commit with the data or not at all.
+func (tx *Tx) flushOutbox() error {
+	if len(tx.outbox) == 0 {
+		return nil
+	}
+	changes := tx.outbox
+	tx.outbox = nil
+	return tx.s.outbox(tx, changes)
+}
+
+// counterDelta is column → amount added by one change.
+type counterDelta map[string]int64
+
 // changed records a row change of a replicated table; every mutating method
 // calls it inside its transaction. In cluster mode the row becomes an
-// event at commit (outbox.go, docs/cluster.md).
+// event at commit (internal/cluster/replica, docs/cluster.md).
 func (tx *Tx) changed(table, op string, id int64) error {
 	return tx.record(Change{Table: table, Op: op, ID: id})
 }

@@ -74,7 +74,7 @@ func validUsageOp(op UsageOp) error {
 	switch {
 	case op.SubscriptionID <= 0:
 		return fmt.Errorf("%w: subscription id %d", planlimit.ErrInvalid, op.SubscriptionID)
-	case op.Model == "" || len(op.Model) > maxModelBytes || !validText(op.Model):
+	case op.Model == "" || len(op.Model) > maxModelBytes || !ValidText(op.Model):
 		return fmt.Errorf("%w: model name must be 1..%d bytes of UTF-8 without NUL", planlimit.ErrInvalid, maxModelBytes)
 	case op.Now.IsZero():
 		return fmt.Errorf("%w: no time given", planlimit.ErrInvalid)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/cluster/peer"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -32,7 +33,7 @@ const maxAnswerBytes = 1 << 20
 
 // Store is what the check reads here.
 type Store interface {
-	Digest(ctx context.Context) (store.Digest, error)
+	Digest(ctx context.Context) (replica.Digest, error)
 	AllClusterNodes(ctx context.Context) ([]store.ClusterNode, error)
 }
 
@@ -151,9 +152,9 @@ func (c *Checker) Check(ctx context.Context) (Report, error) {
 }
 
 // compareWith asks n for its digest and compares it with here.
-func compareWith(ctx context.Context, caller peer.Caller, n store.ClusterNode, here store.Digest) Peer {
+func compareWith(ctx context.Context, caller peer.Caller, n store.ClusterNode, here replica.Digest) Peer {
 	p := Peer{NodeID: n.NodeID, PositionsHere: here.Positions, Tables: []Table{}, Differing: []string{}}
-	var there store.Digest
+	var there replica.Digest
 	if err := caller.Call(ctx, peer.Target{Address: n.Address, Secret: n.SecretKey}, DigestPath, struct{}{}, maxAnswerBytes, &there); err != nil {
 		p.Error = "digest from " + n.Address + ": " + err.Error()
 		return p
@@ -166,8 +167,8 @@ func compareWith(ctx context.Context, caller peer.Caller, n store.ClusterNode, h
 
 // compareTables pairs the tables both digests hold (a table one node does
 // not replicate, logs with CLUSTER_SYNC_LOGS=false, is not compared).
-func compareTables(here, there []store.TableDigest) ([]Table, []string) {
-	peerTables := make(map[string]store.TableDigest, len(there))
+func compareTables(here, there []replica.TableDigest) ([]Table, []string) {
+	peerTables := make(map[string]replica.TableDigest, len(there))
 	for _, t := range there {
 		peerTables[t.Table] = t
 	}

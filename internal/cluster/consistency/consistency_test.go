@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/cluster/peer"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -31,9 +32,9 @@ func TestSamePositions(t *testing.T) {
 }
 
 func TestCompareTables(t *testing.T) {
-	here := []store.TableDigest{{Table: "users", Rows: 2, Hash: "a"}, {Table: "logs", Rows: 5, Hash: "b"},
+	here := []replica.TableDigest{{Table: "users", Rows: 2, Hash: "a"}, {Table: "logs", Rows: 5, Hash: "b"},
 		{Table: "tokens", Rows: 1, Hash: "c"}, {Table: "channels", Rows: 1, Hash: "d"}}
-	there := []store.TableDigest{{Table: "users", Rows: 2, Hash: "a"}, {Table: "tokens", Rows: 1, Hash: "x"},
+	there := []replica.TableDigest{{Table: "users", Rows: 2, Hash: "a"}, {Table: "tokens", Rows: 1, Hash: "x"},
 		{Table: "channels", Rows: 2, Hash: "d"}}
 	tables, differing := compareTables(here, there)
 	if len(tables) != 3 || !slices.Equal(differing, []string{"tokens", "channels"}) {
@@ -44,10 +45,10 @@ func TestCompareTables(t *testing.T) {
 // fakeStore is this node: one peer, and a digest at fixed positions.
 type fakeStore struct {
 	peer   store.ClusterNode
-	digest store.Digest
+	digest replica.Digest
 }
 
-func (f fakeStore) Digest(context.Context) (store.Digest, error) { return f.digest, nil }
+func (f fakeStore) Digest(context.Context) (replica.Digest, error) { return f.digest, nil }
 func (f fakeStore) AllClusterNodes(context.Context) ([]store.ClusterNode, error) {
 	return []store.ClusterNode{f.peer, {NodeID: 3, Address: "http://unused", SecretKey: ""}}, nil
 }
@@ -70,7 +71,7 @@ func TestCheckRetriesUntilCaughtUp(t *testing.T) {
 			`,"tables":[{"table":"users","rows":1,"hash":"h"}]}}`))
 	}))
 	defer srv.Close()
-	here := store.Digest{NodeID: 1, Positions: map[string]int64{"1": 51}, Tables: []store.TableDigest{{Table: "users", Rows: 1, Hash: "h"}}}
+	here := replica.Digest{NodeID: 1, Positions: map[string]int64{"1": 51}, Tables: []replica.TableDigest{{Table: "users", Rows: 1, Hash: "h"}}}
 	c := &Checker{Store: fakeStore{peer: store.ClusterNode{NodeID: 2, Address: srv.URL, SecretKey: "s2"}, digest: here}, Self: peer.Self{NodeID: 1, Secret: "s1"}, Wait: 1}
 	rep, err := c.Check(context.Background())
 	if err != nil {

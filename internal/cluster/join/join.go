@@ -3,7 +3,7 @@
 // POST /api/cluster/snapshot on the peer with the peer's secret, signed
 // as this node and carrying the single-use join token root created for
 // this node on the peer, and hands the answer out line by line, for
-// store.LoadSnapshot.
+// replica.LoadSnapshot.
 package join
 
 import (

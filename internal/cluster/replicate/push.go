@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/peer"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -52,10 +53,11 @@ type Config struct {
 
 // Pusher sends this node's events to its peers.
 type Pusher struct {
-	store  *store.Store
-	cfg    Config
-	caller peer.Caller
-	wake   chan struct{}
+	store   *store.Store
+	replica *replica.Replica
+	cfg     Config
+	caller  peer.Caller
+	wake    chan struct{}
 
 	mu      sync.Mutex
 	backoff map[int]backoff // by peer node id
@@ -72,8 +74,8 @@ type backoff struct {
 	failed int64 // unix second of the last failure
 }
 
-// New returns a Pusher over st.
-func New(st *store.Store, cfg Config) *Pusher {
+// New returns a Pusher of rep's outbox to the peers of st's node table.
+func New(st *store.Store, rep *replica.Replica, cfg Config) *Pusher {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -81,7 +83,7 @@ func New(st *store.Store, cfg Config) *Pusher {
 		cfg.BatchSize = 50
 	}
 	self := peer.Self{NodeID: cfg.Self.NodeID, Secret: cfg.Self.Secret, PreviousSecret: cfg.PreviousSecret}
-	return &Pusher{store: st, cfg: cfg, caller: peer.Caller{Client: peer.NewClient(pushTimeout), Self: self}, wake: make(chan struct{}, 1), backoff: map[int]backoff{}, busy: map[int]bool{},
+	return &Pusher{store: st, replica: rep, cfg: cfg, caller: peer.Caller{Client: peer.NewClient(pushTimeout), Self: self}, wake: make(chan struct{}, 1), backoff: map[int]backoff{}, busy: map[int]bool{},
 		resync: map[int]bool{}}
 }
 
@@ -144,7 +146,7 @@ func (p *Pusher) Round(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cursors, err := p.store.ClusterCursors(ctx)
+	cursors, err := p.replica.ClusterCursors(ctx)
 	if err != nil {
 		return err
 	}
@@ -255,7 +257,7 @@ var errNeedsResync = errors.New("the peer needs events pruned here: it must join
 // order has its cursor rewound to the event it needs, and the push goes on
 // from there in the next round (more is true).
 func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64) (more bool, err error) {
-	start, err := p.store.OutboxStart(ctx)
+	start, err := p.replica.OutboxStart(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -266,7 +268,7 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 		if turn == maxBatchesPerTurn {
 			return true, nil
 		}
-		events, err := p.store.EventsAfter(ctx, cursor, p.cfg.BatchSize)
+		events, err := p.replica.EventsAfter(ctx, cursor, p.cfg.BatchSize)
 		if err != nil || len(events) == 0 {
 			return false, err
 		}
@@ -290,7 +292,7 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 		cursor = wire[len(wire)-1].ID
 		// The outcome is kept even when shutting down now: the peer has
 		// applied the batch.
-		if err := p.store.SetClusterCursor(context.WithoutCancel(ctx), n.NodeID, cursor); err != nil {
+		if err := p.replica.SetClusterCursor(context.WithoutCancel(ctx), n.NodeID, cursor); err != nil {
 			return false, err
 		}
 	}
@@ -307,7 +309,7 @@ func (p *Pusher) catchUp(ctx context.Context, n store.ClusterNode, cursor int64)
 // probe safe: it applies nothing past a gap. Probes are paced by outcome
 // (resyncProbeEvery).
 func (p *Pusher) probe(ctx context.Context, n store.ClusterNode, start int64) error {
-	events, err := p.store.EventsAfter(ctx, start-cluster.IDStride, 1)
+	events, err := p.replica.EventsAfter(ctx, start-cluster.IDStride, 1)
 	if err != nil {
 		return err
 	}
@@ -317,7 +319,7 @@ func (p *Pusher) probe(ctx context.Context, n store.ClusterNode, start int64) er
 	if _, err := p.send(ctx, n, Batch{SourceNodeID: p.cfg.Self.NodeID, Events: []Event{fromStore(events[0])}}); err != nil {
 		return errNeedsResync
 	}
-	return p.store.SetClusterCursor(context.WithoutCancel(ctx), n.NodeID, start)
+	return p.replica.SetClusterCursor(context.WithoutCancel(ctx), n.NodeID, start)
 }
 
 // rewind handles a failed send to n of a batch starting at event first:
@@ -340,7 +342,7 @@ func (p *Pusher) rewind(ctx context.Context, n store.ClusterNode, cursor, first 
 	p.cfg.Log.Warn("cluster peer refused a batch out of sequence; resending from the event it needs", "node_id", n.NodeID,
 		"address", n.Address, "expected_id", d.ExpectedID, "sent_from", first, "cursor", cursor)
 	// Kept even when shutting down now, as an acknowledgement is.
-	if err := p.store.RewindClusterCursor(context.WithoutCancel(ctx), n.NodeID, back); err != nil {
+	if err := p.replica.RewindClusterCursor(context.WithoutCancel(ctx), n.NodeID, back); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -373,11 +375,11 @@ func (p *Pusher) send(ctx context.Context, n store.ClusterNode, b Batch) (Answer
 // disabled peer counts: it catches up when enabled), once older than
 // minRetention, and every event older than Retention.
 func (p *Pusher) prune(ctx context.Context, nodes []store.ClusterNode) error {
-	cursors, err := p.store.ClusterCursors(ctx)
+	cursors, err := p.replica.ClusterCursors(ctx)
 	if err != nil {
 		return err
 	}
-	last, err := p.store.LastEventID(ctx)
+	last, err := p.replica.LastEventID(ctx)
 	if err != nil {
 		return err
 	}
@@ -388,6 +390,6 @@ func (p *Pusher) prune(ctx context.Context, nodes []store.ClusterNode) error {
 		}
 	}
 	now := time.Now()
-	_, err = p.store.PruneEvents(ctx, through, now.Add(-minRetention).Unix(), now.Add(-Retention).Unix())
+	_, err = p.replica.PruneEvents(ctx, through, now.Add(-minRetention).Unix(), now.Add(-Retention).Unix())
 	return err
 }

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelgate/modelgate/internal/cluster"
-	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 )
 
 // MaxBatchBytes bounds the body of one sync batch, sent and received:
@@ -81,7 +81,7 @@ type Refused struct {
 }
 
 // fromStore is the wire form of an outbox event.
-func fromStore(e store.Event) Event {
+func fromStore(e replica.Event) Event {
 	data := json.RawMessage(e.Data)
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
@@ -92,43 +92,43 @@ func fromStore(e store.Event) Event {
 
 // ToStore checks a received event's form and returns it for the store. The
 // content (the row's columns, the amounts) is checked where it applies.
-func (e Event) ToStore() (store.Event, error) {
+func (e Event) ToStore() (replica.Event, error) {
 	switch {
 	case e.ID <= 0:
-		return store.Event{}, fmt.Errorf("id %d", e.ID)
+		return replica.Event{}, fmt.Errorf("id %d", e.ID)
 	case e.TableName == "" || len(e.TableName) > 64 || !utf8.ValidString(e.TableName):
-		return store.Event{}, fmt.Errorf("table_name")
+		return replica.Event{}, fmt.Errorf("table_name")
 	case e.Operation != "INSERT" && e.Operation != "UPDATE" && e.Operation != "DELETE":
-		return store.Event{}, fmt.Errorf("operation %q", e.Operation)
-	case e.Kind != "" && e.Kind != store.KindDelta && e.Kind != store.KindBulk:
-		return store.Event{}, fmt.Errorf("kind %q", e.Kind)
+		return replica.Event{}, fmt.Errorf("operation %q", e.Operation)
+	case e.Kind != "" && e.Kind != replica.KindDelta && e.Kind != replica.KindBulk:
+		return replica.Event{}, fmt.Errorf("kind %q", e.Kind)
 	case e.PrimaryKey < 0 || len(e.Key) > 191:
-		return store.Event{}, fmt.Errorf("primary_key or key")
+		return replica.Event{}, fmt.Errorf("primary_key or key")
 	}
 	data := bytes.TrimSpace(e.Data)
 	if len(data) > 0 && string(data) != "null" && data[0] != '{' {
-		return store.Event{}, fmt.Errorf("data is not an object")
+		return replica.Event{}, fmt.Errorf("data is not an object")
 	}
 	t := e.EventTimeUS
 	if t == 0 {
 		// A peer that sends seconds only: the version keeps the second
 		// (a time too large to count in µs is refused, not wrapped).
 		if e.EventTime > math.MaxInt64/1_000_000 {
-			return store.Event{}, fmt.Errorf("event_time")
+			return replica.Event{}, fmt.Errorf("event_time")
 		}
 		t = e.EventTime * 1_000_000
 	}
 	if t <= 0 {
-		return store.Event{}, fmt.Errorf("event_time")
+		return replica.Event{}, fmt.Errorf("event_time")
 	}
-	return store.Event{ID: e.ID, Table: e.TableName, Op: e.Operation, Kind: e.Kind, PK: e.PrimaryKey, Key: e.Key,
+	return replica.Event{ID: e.ID, Table: e.TableName, Op: e.Operation, Kind: e.Kind, PK: e.PrimaryKey, Key: e.Key,
 		Data: data, TimeUS: t}, nil
 }
 
 // CheckBatch validates a received batch for this node (self) with the
 // batch limit limit and returns its events for the store, or the message
 // of the refusal and its arguments.
-func CheckBatch(b Batch, self, limit int) ([]store.Event, string, []any) {
+func CheckBatch(b Batch, self, limit int) ([]replica.Event, string, []any) {
 	switch {
 	case b.SourceNodeID < cluster.MinNodeID || b.SourceNodeID > cluster.MaxNodeID:
 		return nil, MsgSourceInvalid, nil
@@ -139,7 +139,7 @@ func CheckBatch(b Batch, self, limit int) ([]store.Event, string, []any) {
 	case len(b.Events) > limit:
 		return nil, MsgTooManyEvents, []any{limit}
 	}
-	out := make([]store.Event, len(b.Events))
+	out := make([]replica.Event, len(b.Events))
 	for i, e := range b.Events {
 		ev, err := e.ToStore()
 		if err != nil {
@@ -158,7 +158,7 @@ func CheckBatch(b Batch, self, limit int) ([]store.Event, string, []any) {
 // the message and its arguments (issue 24 §2). Applied, such an event would
 // win every later write of its row for as long as it is in the future, and
 // drag this node's hybrid clock along (the store bounds that too).
-func CheckClock(events []store.Event, now time.Time, maxSkew time.Duration) (string, []any) {
+func CheckClock(events []replica.Event, now time.Time, maxSkew time.Duration) (string, []any) {
 	limit := now.Add(maxSkew).UnixMicro()
 	for _, ev := range events {
 		if ev.TimeUS > limit {

@@ -5,24 +5,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 )
 
 func TestCheckClock(t *testing.T) {
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	at := func(id int64, d time.Duration) store.Event {
-		return store.Event{ID: id, TimeUS: now.Add(d).UnixMicro()}
+	at := func(id int64, d time.Duration) replica.Event {
+		return replica.Event{ID: id, TimeUS: now.Add(d).UnixMicro()}
 	}
 	for _, tc := range []struct {
 		name   string
-		events []store.Event
+		events []replica.Event
 		wantID int64 // 0: accepted
 	}{
-		{"now", []store.Event{at(57, 0)}, 0},
-		{"in the past", []store.Event{at(57, -48*time.Hour)}, 0},
-		{"at the bound", []store.Event{at(57, 5*time.Minute)}, 0},
-		{"a microsecond past the bound", []store.Event{at(57, 5*time.Minute+time.Microsecond)}, 57},
-		{"the second of a batch, dated 2100", []store.Event{at(57, 0), {ID: 107, TimeUS: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()}}, 107},
+		{"now", []replica.Event{at(57, 0)}, 0},
+		{"in the past", []replica.Event{at(57, -48*time.Hour)}, 0},
+		{"at the bound", []replica.Event{at(57, 5*time.Minute)}, 0},
+		{"a microsecond past the bound", []replica.Event{at(57, 5*time.Minute+time.Microsecond)}, 57},
+		{"the second of a batch, dated 2100", []replica.Event{at(57, 0), {ID: 107, TimeUS: time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()}}, 107},
 		{"empty", nil, 0},
 	} {
 		msg, args := CheckClock(tc.events, now, 5*time.Minute)

@@ -1,4 +1,4 @@
-package store
+package replica
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/modelgate/modelgate/internal/store"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/schema"
@@ -50,10 +52,6 @@ import (
 // never held whole.
 const digestPage = 1000
 
-// FirstStartLog is the content of the system log every node writes with
-// its root at first start: a seed, not replicated (docs/cluster.md).
-const FirstStartLog = "首次启动: 创建 root 用户"
-
 // TableDigest is one table's part of a Digest.
 type TableDigest struct {
 	Table string `json:"table"`
@@ -73,7 +71,7 @@ type Digest struct {
 }
 
 // digestTables are the tables a digest covers, in the order it lists them.
-func (s *Store) digestTables() []*replicated {
+func (s *Replica) digestTables() []*replicated {
 	var out []*replicated
 	for _, t := range replicatedTables {
 		if t.name == "logs" && (s.outbox == nil || !s.outbox.logs) {
@@ -87,13 +85,10 @@ func (s *Store) digestTables() []*replicated {
 // Digest computes this node's digest in one consistent read-only
 // transaction, as WriteSnapshot reads (so the positions and the rows
 // agree), a page at a time.
-func (s *Store) Digest(ctx context.Context) (Digest, error) {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if s.dialect != SQLite {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
+func (s *Replica) Digest(ctx context.Context) (Digest, error) {
 	d := Digest{NodeID: int(s.nodeID)}
-	err := s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
+	err := s.st.InReadTx(ctx, func(tx *store.Tx) error {
+		db := tx.DB()
 		var err error
 		if d.Positions, err = snapshotPositions(db, s.nodeID); err != nil {
 			return err
@@ -110,8 +105,8 @@ func (s *Store) Digest(ctx context.Context) (Digest, error) {
 			d.Tables = append(d.Tables, td)
 		}
 		return nil
-	}, opts)
-	return d, wrap("digest", err)
+	})
+	return d, store.Wrap("digest", err)
 }
 
 // tableDigester hashes one table: rows are scanned straight into one
@@ -175,7 +170,7 @@ func digestTable(db *gorm.DB, t *replicated, adjust func(row any)) (TableDigest,
 		q := db.Table(t.name).Select(strings.Join(quoted, ", ")).Order(strings.Join(keys, ", ")).Limit(digestPage)
 		if t.name == "logs" {
 			q = q.Where(fmt.Sprintf("id %% %d <> 0", idStride)).
-				Where("NOT (type = ? AND content IS NOT NULL AND content = ?)", LogSystem, FirstStartLog)
+				Where("NOT (type = ? AND content IS NOT NULL AND content = ?)", store.LogSystem, store.FirstStartLog)
 		}
 		if after != nil {
 			where, args := afterKey(keys, after)

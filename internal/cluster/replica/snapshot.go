@@ -1,13 +1,14 @@
-package store
+package replica
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/modelgate/modelgate/internal/store"
 
 	"gorm.io/gorm"
 )
@@ -96,12 +97,9 @@ func snapshotTable(table string) *replicated {
 // WAL mode. So the rows and the positions agree, and writers are not held
 // up. Logs are included when they replicate (CLUSTER_SYNC_LOGS). Rows are
 // read a page at a time, never all at once.
-func (s *Store) WriteSnapshot(ctx context.Context, emit func(line []byte) error) error {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if s.dialect != SQLite {
-		opts.Isolation = sql.LevelRepeatableRead
-	}
-	err := s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
+func (s *Replica) WriteSnapshot(ctx context.Context, emit func(line []byte) error) error {
+	err := s.st.InReadTx(ctx, func(tx *store.Tx) error {
+		db := tx.DB()
 		positions, err := snapshotPositions(db, s.nodeID)
 		if err != nil {
 			return err
@@ -125,8 +123,8 @@ func (s *Store) WriteSnapshot(ctx context.Context, emit func(line []byte) error)
 			rows += n
 		}
 		return emitJSON(emit, snapshotEnd{End: true, Rows: rows})
-	}, opts)
-	return wrap("write snapshot", err)
+	})
+	return store.Wrap("write snapshot", err)
 }
 
 // snapshotPositions reads, per origin node, the last event the data holds:
@@ -142,7 +140,7 @@ func snapshotPositions(db *gorm.DB, self int64) (map[string]int64, error) {
 	for _, m := range marks {
 		positions[strconv.Itoa(m.NodeID)] = m.EventID
 	}
-	seq, err := sequenceValue(db, "cluster_events")
+	seq, err := store.SequenceValue(db, "cluster_events")
 	if err != nil {
 		return nil, err
 	}
@@ -181,9 +179,9 @@ func heldAmounts(db *gorm.DB) (held, error) {
 // giveBack adds the held amounts to a users or tokens row.
 func (h held) giveBack(row any) {
 	switch r := row.(type) {
-	case *User:
+	case *store.User:
 		r.Quota += h.users[r.ID]
-	case *Token:
+	case *store.Token:
 		r.RemainQuota += h.tokens[r.ID]
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package replica
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ func statusRank(table string, status int) (rank int, ok bool) {
 // carry the old status back to the owner, which could then credit the
 // code or order a second time; with this rule a state further along wins
 // whatever the versions, so the owner's credit is final everywhere.
-func (tx *Tx) statusOrder(t *replicated, ev Event) (int, error) {
+func (tx *txn) statusOrder(t *replicated, ev Event) (int, error) {
 	if ev.Op == "DELETE" || ev.Kind != "" {
 		return 0, nil
 	}

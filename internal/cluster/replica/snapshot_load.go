@@ -1,4 +1,4 @@
-package store
+package replica
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
-	"gorm.io/gorm"
 )
 
 var (
@@ -37,14 +37,14 @@ var seedGroups = []string{"default", "vip", "svip"}
 // changes nothing (ErrBadSnapshot). It refuses a node that is not fresh
 // (ErrNotFresh) and a snapshot behind what this node applied
 // (ErrSnapshotBehind). Nothing loaded goes to the outbox; the loaded rows
-// are told to the OnCommit listeners as remote changes, so every cache
+// are told to the store.OnCommit listeners as remote changes, so every cache
 // drops what it held. While it runs, no pushed batch is applied here.
 //
 // next is first called inside the transaction, so a puller that connects on
 // the first call takes its snapshot after this node stopped applying
 // batches. The transaction is not retried (the stream is read once).
-func (s *Store) LoadSnapshot(ctx context.Context, next func() ([]byte, error)) (rows int64, positions map[int]int64, err error) {
-	err = s.replaceData(ctx, "load snapshot", func(tx *Tx) error {
+func (s *Replica) LoadSnapshot(ctx context.Context, next func() ([]byte, error)) (rows int64, positions map[int]int64, err error) {
+	err = s.replaceData(ctx, "load snapshot", func(tx *txn) error {
 		var err error
 		rows, positions, err = tx.loadSnapshot(next)
 		return err
@@ -57,37 +57,15 @@ func (s *Store) LoadSnapshot(ctx context.Context, next func() ([]byte, error)) (
 
 // replaceData runs load in one transaction that replaces the replicated
 // data (a join or a resync), with no pushed batch applied meanwhile, and
-// tells every cache to reload after the commit.
-func (s *Store) replaceData(ctx context.Context, op string, load func(tx *Tx) error) error {
+// tells every cache to reload after the commit (store.ReplaceData).
+func (s *Replica) replaceData(ctx context.Context, op string, load func(tx *txn) error) error {
 	s.applyGate.Lock()
 	defer s.applyGate.Unlock()
-	if s.writeGate != nil {
-		select {
-		case s.writeGate <- struct{}{}:
-			defer func() { <-s.writeGate }()
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	var tx *Tx
-	err := s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
-		tx = &Tx{db: db, s: s, remote: true}
-		if err := load(tx); err != nil {
-			return err
-		}
-		// Rows arrive in bulk, unlisted: every node's caches reload.
-		tx.config, tx.configAll = true, true
-		return tx.bumpConfigVersion()
-	})
-	if err != nil {
-		return wrap(op, err)
-	}
-	s.notifyCommitted(tx.changes)
-	s.notifyConfig(tx)
-	return nil
+	err := s.st.ReplaceData(ctx, func(tx *store.Tx) error { return load(s.txn(tx)) })
+	return store.Wrap(op, err)
 }
 
-func (tx *Tx) loadSnapshot(next func() ([]byte, error)) (int64, map[int]int64, error) {
+func (tx *txn) loadSnapshot(next func() ([]byte, error)) (int64, map[int]int64, error) {
 	if err := tx.checkFresh(); err != nil {
 		return 0, nil, err
 	}
@@ -124,8 +102,8 @@ func snapshotReadErr(err error) error {
 // or 0, a single node's) beyond the seeds (the root user, the seeded group
 // prices, the first-start log), or an option no peer sent. Rows applied
 // from peers are allowed: the snapshot holds them too (checkHeader).
-func (tx *Tx) checkFresh() error {
-	seq, err := sequenceValue(tx.db, "cluster_events")
+func (tx *txn) checkFresh() error {
+	seq, err := store.SequenceValue(tx.db, "cluster_events")
 	if err != nil {
 		return err
 	}
@@ -181,7 +159,7 @@ func (tx *Tx) checkFresh() error {
 // checkHeader reads the first line and refuses a snapshot behind this
 // node: an origin whose events this node applied further than the
 // snapshot holds (a peer pushed here before the source got it).
-func (tx *Tx) checkHeader(line []byte) (map[int]int64, error) {
+func (tx *txn) checkHeader(line []byte) (map[int]int64, error) {
 	var h snapshotHeader
 	if err := json.Unmarshal(line, &h); err != nil || h.Positions == nil || h.NodeID < 1 || h.NodeID >= idStride {
 		return nil, fmt.Errorf("%w: the first line is not a snapshot header", ErrBadSnapshot)
@@ -209,23 +187,19 @@ func (tx *Tx) checkHeader(line []byte) (map[int]int64, error) {
 
 // clearForSnapshot deletes what the snapshot replaces, telling the caches
 // which users and tokens went (the seeded root).
-func (tx *Tx) clearForSnapshot() error {
+func (tx *txn) clearForSnapshot() error {
 	for _, table := range []string{"users", "tokens"} {
 		var ids []int64
 		if err := tx.db.Table(table).Pluck("id", &ids).Error; err != nil {
 			return err
 		}
 		for _, id := range ids {
-			if err := tx.changed(table, "DELETE", id); err != nil {
+			if err := tx.Record(store.Change{Table: table, Op: "DELETE", ID: id}); err != nil {
 				return err
 			}
 		}
 	}
-	tables := []string{"abilities", "cluster_applied", "usage_day_models", "usage_day_users"}
-	for _, c := range usageCubes {
-		tables = append(tables, c.table)
-	}
-	tables = append(tables, "log_hour_counts")
+	tables := append(store.DerivedTables(), "cluster_applied")
 	for _, t := range replicatedTables {
 		tables = append(tables, t.name)
 	}
@@ -244,7 +218,7 @@ func (tx *Tx) clearForSnapshot() error {
 
 // insertSnapshotRows inserts the row lines up to the end line and checks
 // the count.
-func (tx *Tx) insertSnapshotRows(next func() ([]byte, error)) (int64, error) {
+func (tx *txn) insertSnapshotRows(next func() ([]byte, error)) (int64, error) {
 	var rows int64
 	var batch []map[string]any
 	var batchTable *replicated
@@ -297,7 +271,7 @@ func (tx *Tx) insertSnapshotRows(next func() ([]byte, error)) (int64, error) {
 // insertSnapshotBatch inserts rows of t as maps, so zero values stay
 // (a struct insert would give zero fields their column defaults), and
 // tells the caches about every row but logs.
-func (tx *Tx) insertSnapshotBatch(t *replicated, batch []map[string]any) error {
+func (tx *txn) insertSnapshotBatch(t *replicated, batch []map[string]any) error {
 	if err := tx.db.Table(t.name).Create(batch).Error; err != nil {
 		return fmt.Errorf("insert %s: %w", t.name, err)
 	}
@@ -305,14 +279,14 @@ func (tx *Tx) insertSnapshotBatch(t *replicated, batch []map[string]any) error {
 		return nil
 	}
 	for _, cols := range batch {
-		c := Change{Table: t.name, Op: "INSERT"}
+		c := store.Change{Table: t.name, Op: "INSERT"}
 		switch k := cols[t.keyColumn].(type) {
 		case int64:
 			c.ID = k
 		case string:
 			c.Key = k
 		}
-		if err := tx.record(c); err != nil {
+		if err := tx.Record(c); err != nil {
 			return err
 		}
 	}
@@ -323,23 +297,8 @@ func (tx *Tx) insertSnapshotBatch(t *replicated, batch []map[string]any) error {
 // sets the applied marks to the snapshot's positions and moves this
 // node's id counters past every id in the data, so a node that reuses a
 // node id never hands out an id its earlier life used.
-func (tx *Tx) afterSnapshot(positions map[int]int64) error {
-	var channels []Channel
-	if err := tx.db.Find(&channels).Error; err != nil {
-		return err
-	}
-	for i := range channels {
-		if err := tx.rebuildAbilities(&channels[i]); err != nil {
-			return err
-		}
-	}
-	if err := rebuildRollups(tx.db, 0, 0); err != nil {
-		return err
-	}
-	if err := rebuildCubes(tx.db, usageCubes, 0, 0); err != nil {
-		return err
-	}
-	if err := recountLogHours(tx.db, 0, 0); err != nil {
+func (tx *txn) afterSnapshot(positions map[int]int64) error {
+	if err := tx.RebuildDerived(); err != nil {
 		return err
 	}
 	var latest int64
@@ -365,11 +324,11 @@ func (tx *Tx) afterSnapshot(positions map[int]int64) error {
 		if err := tx.db.Table(t.name).Select("COALESCE(MAX(id), 0)").Scan(&maxID).Error; err != nil {
 			return err
 		}
-		if err := tx.raiseSequence(t.name, maxID/idStride); err != nil {
+		if err := tx.RaiseSequence(t.name, maxID/idStride); err != nil {
 			return err
 		}
 	}
 	// Events this node id wrote in an earlier life were applied by the
 	// source: new ones must come after them, or peers would skip them.
-	return tx.raiseSequence("cluster_events", positions[self]/idStride)
+	return tx.RaiseSequence("cluster_events", positions[self]/idStride)
 }

@@ -1,8 +1,9 @@
-package store
+package replica
 
 import (
 	"fmt"
 
+	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
 )
 
@@ -16,11 +17,11 @@ var errRootGuard = fmt.Errorf("would change who is root on this node: %w", errSk
 // other. A root row a peer shares with this node (the source's root after
 // a join) still takes the peer's other changes: password, name, access
 // token.
-func (tx *Tx) guardRoot(t *replicated, ev Event) error {
+func (tx *txn) guardRoot(t *replicated, ev Event) error {
 	if t.name != "users" {
 		return nil
 	}
-	var cur []User
+	var cur []store.User
 	if err := tx.db.Select("id", "role", "status").Where("id = ?", ev.PK).Limit(1).Find(&cur).Error; err != nil {
 		return err
 	}

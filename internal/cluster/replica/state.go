@@ -1,8 +1,10 @@
-package store
+package replica
 
 import (
 	"context"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // RewindClusterCursor moves peer nodeID's cursor back to eventID: the peer
@@ -10,8 +12,8 @@ import (
 // what the cursor says it acknowledged), so the pusher resends from there.
 // A cursor never moves forward here; a peer without a cursor gets one at
 // eventID, below anything it was sent.
-func (s *Store) RewindClusterCursor(ctx context.Context, nodeID int, eventID int64) error {
-	return wrap("rewind cluster cursor", s.InTx(ctx, func(tx *Tx) error {
+func (s *Replica) RewindClusterCursor(ctx context.Context, nodeID int, eventID int64) error {
+	return store.Wrap("rewind cluster cursor", s.inTx(ctx, func(tx *txn) error {
 		now := time.Now().Unix()
 		var n int64
 		if err := tx.db.Model(&clusterCursor{}).Where("node_id = ?", nodeID).Count(&n).Error; err != nil {
@@ -28,17 +30,17 @@ func (s *Store) RewindClusterCursor(ctx context.Context, nodeID int, eventID int
 // OutboxStart is the id of the oldest event this node's outbox still
 // keeps, or, when retention emptied it, of the next event it will write:
 // a peer that needs an event below it cannot get it any more.
-func (s *Store) OutboxStart(ctx context.Context) (int64, error) {
+func (s *Replica) OutboxStart(ctx context.Context) (int64, error) {
 	var first *int64
-	if err := s.read(ctx).Model(&outboxRow{}).Select("MIN(id)").Scan(&first).Error; err != nil {
-		return 0, wrap("read oldest cluster event", err)
+	if err := s.st.Read(ctx).Model(&outboxRow{}).Select("MIN(id)").Scan(&first).Error; err != nil {
+		return 0, store.Wrap("read oldest cluster event", err)
 	}
 	if first != nil {
 		return *first, nil
 	}
-	seq, err := sequenceValue(s.read(ctx), "cluster_events")
+	seq, err := store.SequenceValue(s.st.Read(ctx), "cluster_events")
 	if err != nil {
-		return 0, wrap("read cluster event counter", err)
+		return 0, store.Wrap("read cluster event counter", err)
 	}
 	return (seq+1)*idStride + s.nodeID, nil
 }
@@ -60,9 +62,9 @@ type PeerReplication struct {
 // ReplicationState reads the replication state of every peer of the node
 // table in one query, and OutboxStart: the admin list and the metrics
 // show it without a query per peer.
-func (s *Store) ReplicationState(ctx context.Context) (map[int]PeerReplication, int64, error) {
+func (s *Replica) ReplicationState(ctx context.Context) (map[int]PeerReplication, int64, error) {
 	var rows []PeerReplication
-	err := s.read(ctx).Raw(`SELECT n.node_id AS node_id, COALESCE(c.event_id, 0) AS acked, COALESCE(a.event_id, 0) AS applied,
+	err := s.st.Read(ctx).Raw(`SELECT n.node_id AS node_id, COALESCE(c.event_id, 0) AS acked, COALESCE(a.event_id, 0) AS applied,
 		COUNT(e.id) AS pending, COALESCE(MIN(e.created_at), 0) AS oldest_pending
 		FROM cluster_nodes n
 		LEFT JOIN cluster_cursors c ON c.node_id = n.node_id
@@ -70,7 +72,7 @@ func (s *Store) ReplicationState(ctx context.Context) (map[int]PeerReplication, 
 		LEFT JOIN cluster_events e ON e.id > COALESCE(c.event_id, 0)
 		GROUP BY n.node_id, c.event_id, a.event_id`).Scan(&rows).Error
 	if err != nil {
-		return nil, 0, wrap("read cluster replication state", err)
+		return nil, 0, store.Wrap("read cluster replication state", err)
 	}
 	start, err := s.OutboxStart(ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package store
+package replica
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"sync"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -23,7 +25,7 @@ const (
 
 // Event is one replicated change of this node's outbox, or of a peer's
 // batch: spec "Cluster sync event" plus what ordering and deltas need.
-// Its node is ID % 50 (ids.go): event ids are unique cluster-wide and
+// Its node is ID % 50 (store.IDStride): event ids are unique cluster-wide and
 // ascend in commit order on their node.
 type Event struct {
 	ID    int64
@@ -73,13 +75,23 @@ type OutboxOptions struct {
 // committed change also writes its events to cluster_events in the same
 // transaction. Call it after the node's own seeds (root user, defaults) are
 // written, so seeds stay per node, and before serving.
-func (s *Store) EnableOutbox(o OutboxOptions) {
+func (s *Replica) EnableOutbox(o OutboxOptions) {
 	s.outbox = &outboxConfig{logs: o.Logs}
 	s.clock.setMaxAhead(o.MaxClockSkew)
+	s.st.SetOutbox(func(tx *store.Tx, changes []store.Change) error { return s.txn(tx).flushOutbox(changes) })
 }
 
 // counterDelta is column → amount added by one change.
 type counterDelta map[string]int64
+
+// rowChange is the change of one row the outbox writes an event for:
+// what store.Change says of it, and the row as written when the writer
+// had it.
+type rowChange struct {
+	Table, Op, Key string
+	ID             int64
+	row            any
+}
 
 // usageDeltaWire is a plan usage delta on the wire.
 type usageDeltaWire struct {
@@ -168,42 +180,39 @@ func (c *hybridClock) observe(t int64) {
 // PostgreSQL and MySQL) orders the events of concurrent transactions in
 // commit order: a pusher that has seen event n has seen every event below
 // it.
-func (tx *Tx) flushOutbox() error {
-	if len(tx.outbox) == 0 {
-		return nil
-	}
-	changes := tx.outbox
-	tx.outbox = nil
+func (tx *txn) flushOutbox(changes []store.Change) error {
 	type ref struct{ table, key string }
 	inserted := map[ref]bool{}
-	rowOp := map[ref]*Change{}
-	var order []any // *Change of a row, or an Event (delta, bulk)
+	rowOp := map[ref]*rowChange{}
+	var order []any // *rowChange of a row, or an Event (delta, bulk)
 	now := time.Now().Unix()
 	for i := range changes {
 		c := &changes[i]
 		t := replicatedTable(c.Table)
+		sub, model, bucket, requests, tokens, isUsage := c.Usage()
+		delta, isDelta := c.Delta()
 		switch {
-		case c.usage != nil:
-			data, err := json.Marshal(usageDeltaWire{c.usage.model, c.usage.fine, c.usage.requests, c.usage.tokens})
+		case isUsage:
+			data, err := json.Marshal(usageDeltaWire{model, bucket, requests, tokens})
 			if err != nil {
 				return err
 			}
-			order = append(order, Event{Table: "plan_usage", Op: "UPDATE", Kind: KindDelta, PK: c.usage.subscriptionID, Data: data})
+			order = append(order, Event{Table: "plan_usage", Op: "UPDATE", Kind: KindDelta, PK: sub, Data: data})
 		case t == nil || (t.name == "logs" && !tx.s.outbox.logs):
 			// Not replicated: abilities (derived), the usage totals
 			// (carried by the plan_usage delta).
-		case c.bulk != nil:
-			data, err := json.Marshal(c.bulk)
+		case c.Bulk() != nil:
+			data, err := json.Marshal(c.Bulk())
 			if err != nil {
 				return err
 			}
 			order = append(order, Event{Table: c.Table, Op: "DELETE", Kind: KindBulk, Data: data})
-		case c.delta != nil:
+		case isDelta:
 			if inserted[ref{c.Table, t.rowKey(c.ID, c.Key)}] {
 				continue // the INSERT event carries the counters as committed
 			}
 			d := map[string]int64{}
-			for k, v := range *c.delta {
+			for k, v := range delta {
 				if v != 0 {
 					d[k] = v
 				}
@@ -224,12 +233,12 @@ func (tx *Tx) flushOutbox() error {
 				if c.Op == "DELETE" || prev.Op == "UPDATE" {
 					prev.Op = c.Op
 				}
-				if c.row != nil {
-					prev.row = c.row
+				if row := c.Row(); row != nil {
+					prev.row = row
 				}
 				continue
 			}
-			cp := *c
+			cp := rowChange{Table: c.Table, Op: c.Op, Key: c.Key, ID: c.ID, row: c.Row()}
 			rowOp[r] = &cp
 			if c.Op == "INSERT" {
 				inserted[r] = true
@@ -243,7 +252,7 @@ func (tx *Tx) flushOutbox() error {
 		case Event:
 			events = append(events, outboxRow{TableName_: o.Table, Operation: o.Op, Kind: o.Kind, PrimaryKey: o.PK,
 				Data: string(o.Data), TimeUS: tx.s.clock.next(0), CreatedAt: now})
-		case *Change:
+		case *rowChange:
 			ev, ok, err := tx.rowEvent(o)
 			if err != nil {
 				return fmt.Errorf("outbox: %s %d: %w", o.Table, o.ID, err)
@@ -257,12 +266,12 @@ func (tx *Tx) flushOutbox() error {
 	if len(events) == 0 {
 		return nil
 	}
-	first, err := tx.allocIDs("cluster_events", len(events))
+	first, err := tx.AllocIDs("cluster_events", len(events))
 	if err != nil {
 		return err
 	}
 	for i := range events {
-		events[i].ID = nthID(first, i)
+		events[i].ID = store.NthID(first, i)
 	}
 	return tx.db.CreateInBatches(events, 100).Error
 }
@@ -270,7 +279,7 @@ func (tx *Tx) flushOutbox() error {
 // rowEvent reads the row c changed (unless deleted) and stamps its new
 // version. A row changed and gone by commit without a recorded DELETE
 // yields no event.
-func (tx *Tx) rowEvent(c *Change) (outboxRow, bool, error) {
+func (tx *txn) rowEvent(c *rowChange) (outboxRow, bool, error) {
 	t := replicatedTable(c.Table)
 	key := t.rowKey(c.ID, c.Key)
 	ev := outboxRow{TableName_: c.Table, Operation: c.Op, PrimaryKey: c.ID, RowKey: c.Key}
@@ -307,7 +316,7 @@ func (tx *Tx) rowEvent(c *Change) (outboxRow, bool, error) {
 
 // version reads the stored version of a row; found is false for a row
 // never versioned (written before cluster mode, or not yet replicated).
-func (tx *Tx) version(table, key string) (v rowVersion, found bool, err error) {
+func (tx *txn) version(table, key string) (v rowVersion, found bool, err error) {
 	err = tx.db.Where("table_name = ? AND row_key = ?", table, key).Limit(1).Find(&v).Error
 	return v, v.TimeUS > 0, err
 }
@@ -318,16 +327,16 @@ func (tx *Tx) version(table, key string) (v rowVersion, found bool, err error) {
 // it, on PostgreSQL and MySQL both could read the same version and the
 // older write could commit last. The row is created first (time 0), as a
 // lock cannot be taken on a missing row.
-func (tx *Tx) lockRowVersion(table, key string) (v rowVersion, found bool, err error) {
+func (tx *txn) lockRowVersion(table, key string) (v rowVersion, found bool, err error) {
 	err = tx.db.Clauses(clause.OnConflict{DoNothing: true}).Create(&rowVersion{TableName_: table, RowKey: key}).Error
 	if err != nil {
 		return v, false, err
 	}
-	err = tx.forUpdate().Where("table_name = ? AND row_key = ?", table, key).Limit(1).Find(&v).Error
+	err = tx.ForUpdate().Where("table_name = ? AND row_key = ?", table, key).Limit(1).Find(&v).Error
 	return v, v.TimeUS > 0, err
 }
 
-func (tx *Tx) setVersion(v rowVersion) error {
+func (tx *txn) setVersion(v rowVersion) error {
 	return tx.db.Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "table_name"}, {Name: "row_key"}},
 		DoUpdates: clause.AssignmentColumns([]string{"time_us", "node_id", "deleted"}),
@@ -337,10 +346,10 @@ func (tx *Tx) setVersion(v rowVersion) error {
 // EventsAfter returns up to limit events of this node's outbox with ids
 // above after, in id order: what a peer whose cursor is after has not
 // received yet.
-func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Event, error) {
+func (s *Replica) EventsAfter(ctx context.Context, after int64, limit int) ([]Event, error) {
 	var rows []outboxRow
-	if err := s.read(ctx).Where("id > ?", after).Order("id").Limit(limit).Find(&rows).Error; err != nil {
-		return nil, wrap("read cluster events", err)
+	if err := s.st.Read(ctx).Where("id > ?", after).Order("id").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, store.Wrap("read cluster events", err)
 	}
 	out := make([]Event, len(rows))
 	for i, r := range rows {
@@ -350,10 +359,10 @@ func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Even
 }
 
 // LastEventID is the id of the newest event of the outbox (0: none).
-func (s *Store) LastEventID(ctx context.Context) (int64, error) {
+func (s *Replica) LastEventID(ctx context.Context) (int64, error) {
 	var id *int64
-	if err := s.read(ctx).Model(&outboxRow{}).Select("MAX(id)").Scan(&id).Error; err != nil {
-		return 0, wrap("read last cluster event", err)
+	if err := s.st.Read(ctx).Model(&outboxRow{}).Select("MAX(id)").Scan(&id).Error; err != nil {
+		return 0, store.Wrap("read last cluster event", err)
 	}
 	if id == nil {
 		return 0, nil
@@ -372,10 +381,10 @@ func (clusterCursor) TableName() string { return "cluster_cursors" }
 
 // ClusterCursors returns, per peer node id, the last event it
 // acknowledged; a peer missing from the map has received nothing.
-func (s *Store) ClusterCursors(ctx context.Context) (map[int]int64, error) {
+func (s *Replica) ClusterCursors(ctx context.Context) (map[int]int64, error) {
 	var rows []clusterCursor
-	if err := s.read(ctx).Find(&rows).Error; err != nil {
-		return nil, wrap("read cluster cursors", err)
+	if err := s.st.Read(ctx).Find(&rows).Error; err != nil {
+		return nil, store.Wrap("read cluster cursors", err)
 	}
 	m := make(map[int]int64, len(rows))
 	for _, r := range rows {
@@ -386,8 +395,8 @@ func (s *Store) ClusterCursors(ctx context.Context) (map[int]int64, error) {
 
 // SetClusterCursor records that peer nodeID acknowledged every event up
 // to eventID. A cursor never moves back.
-func (s *Store) SetClusterCursor(ctx context.Context, nodeID int, eventID int64) error {
-	return wrap("set cluster cursor", s.InTx(ctx, func(tx *Tx) error {
+func (s *Replica) SetClusterCursor(ctx context.Context, nodeID int, eventID int64) error {
+	return store.Wrap("set cluster cursor", s.inTx(ctx, func(tx *txn) error {
 		res := tx.db.Model(&clusterCursor{}).Where("node_id = ? AND event_id < ?", nodeID, eventID).
 			Updates(map[string]any{"event_id": eventID, "updated_at": time.Now().Unix()})
 		if res.Error != nil || res.RowsAffected > 0 {
@@ -401,12 +410,12 @@ func (s *Store) SetClusterCursor(ctx context.Context, nodeID int, eventID int64)
 // PruneEvents deletes the outbox events with ids up to through created
 // before ackedBefore, and every event created before olderThan (unix
 // seconds), and returns how many went.
-func (s *Store) PruneEvents(ctx context.Context, through, ackedBefore, olderThan int64) (int64, error) {
+func (s *Replica) PruneEvents(ctx context.Context, through, ackedBefore, olderThan int64) (int64, error) {
 	var n int64
-	err := s.InTx(ctx, func(tx *Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		res := tx.db.Where("(id <= ? AND created_at < ?) OR created_at < ?", through, ackedBefore, olderThan).Delete(&outboxRow{})
 		n = res.RowsAffected
 		return res.Error
 	})
-	return n, wrap("prune cluster events", err)
+	return n, store.Wrap("prune cluster events", err)
 }

@@ -1,4 +1,4 @@
-package store_test
+package replica_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // of the row's other fields cannot overwrite the forwarding node's changes
 // by last writer wins; a stale before changes nothing.
 func TestOwnerBalanceEditsAreDeltasOnly(t *testing.T) {
-	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 2, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b := n[0], n[1]
 		u := &store.User{Username: "owned", Role: 1, Status: 1, Group: "default", Quota: 100}

@@ -1,4 +1,4 @@
-package store
+package replica
 
 import (
 	"bytes"
@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/store"
 
 	"gorm.io/gorm/schema"
 )
@@ -35,17 +35,17 @@ type replicated struct {
 }
 
 var replicatedTables = []*replicated{
-	{name: "users", model: &User{}, keyColumn: "id", counters: []string{"quota", "used_quota", "request_count"}},
-	{name: "tokens", model: &Token{}, keyColumn: "id", counters: []string{"remain_quota", "used_quota", "accessed_time"}},
-	{name: "channels", model: &Channel{}, keyColumn: "id", counters: []string{"used_quota"}},
-	{name: "model_prices", model: &ModelPrice{}, keyColumn: "id"},
-	{name: "group_prices", model: &GroupPrice{}, keyColumn: "id"},
-	{name: "options", model: &Option{}, keyColumn: "option_key"},
-	{name: "plans", model: &Plan{}, keyColumn: "id"},
-	{name: "user_plans", model: &UserPlan{}, keyColumn: "id"},
-	{name: "orders", model: &Order{}, keyColumn: "id"},
-	{name: "redemptions", model: &Redemption{}, keyColumn: "id"},
-	{name: "logs", model: &Log{}, keyColumn: "id", appendOnly: true},
+	{name: "users", model: &store.User{}, keyColumn: "id", counters: []string{"quota", "used_quota", "request_count"}},
+	{name: "tokens", model: &store.Token{}, keyColumn: "id", counters: []string{"remain_quota", "used_quota", "accessed_time"}},
+	{name: "channels", model: &store.Channel{}, keyColumn: "id", counters: []string{"used_quota"}},
+	{name: "model_prices", model: &store.ModelPrice{}, keyColumn: "id"},
+	{name: "group_prices", model: &store.GroupPrice{}, keyColumn: "id"},
+	{name: "options", model: &store.Option{}, keyColumn: "option_key"},
+	{name: "plans", model: &store.Plan{}, keyColumn: "id"},
+	{name: "user_plans", model: &store.UserPlan{}, keyColumn: "id"},
+	{name: "orders", model: &store.Order{}, keyColumn: "id"},
+	{name: "redemptions", model: &store.Redemption{}, keyColumn: "id"},
+	{name: "logs", model: &store.Log{}, keyColumn: "id", appendOnly: true},
 }
 
 // replicatedTable returns the description of table, or nil when the
@@ -136,7 +136,7 @@ func (t *replicated) decodeRow(data []byte) (map[string]any, error) {
 		if err := json.Unmarshal(r, v.Interface()); err != nil {
 			return nil, fmt.Errorf("row of %s: column %s: %w", t.name, f.DBName, err)
 		}
-		if s, ok := v.Elem().Interface().(string); ok && !validText(s) {
+		if s, ok := v.Elem().Interface().(string); ok && !store.ValidText(s) {
 			return nil, fmt.Errorf("row of %s: column %s: not valid UTF-8 text", t.name, f.DBName)
 		}
 		cols[f.DBName] = v.Elem().Interface()
@@ -166,9 +166,6 @@ func (t *replicated) fill(row any, cols map[string]any) error {
 	}
 	return nil
 }
-
-// validText refuses what no column of ours holds: invalid UTF-8 and NUL.
-func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
 // rowKey is the key of a row as cluster_versions stores it.
 func (t *replicated) rowKey(id int64, key string) string {

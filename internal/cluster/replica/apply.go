@@ -1,4 +1,4 @@
-package store
+package replica
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/planlimit"
 	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/store"
 	"gorm.io/gorm/clause"
 )
 
@@ -41,8 +42,8 @@ func (appliedMark) TableName() string { return "cluster_applied" }
 // (logged). A batch whose events of source do not continue the applied
 // mark one seq at a time is refused whole with a *SequenceError, nothing
 // applied. Nothing applied is written to this node's outbox; the changes
-// are told to the OnCommit listeners, so caches drop what moved.
-func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (applied, skipped int, err error) {
+// are told to the store.OnCommit listeners, so caches drop what moved.
+func (s *Replica) ApplyEvents(ctx context.Context, source int, events []Event) (applied, skipped int, err error) {
 	for _, ev := range events {
 		if n := ev.Node(); n != source && n != int(s.nodeID) {
 			return 0, 0, fmt.Errorf("apply events: event %d: %w", ev.ID, ErrForeignEvent)
@@ -50,8 +51,8 @@ func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (ap
 	}
 	s.applyGate.RLock()
 	defer s.applyGate.RUnlock()
-	err = s.InTx(ctx, func(tx *Tx) error {
-		tx.remote = true
+	err = s.inTx(ctx, func(tx *txn) error {
+		tx.MarkRemote()
 		applied, skipped = 0, 0
 		// The mark row exists before it is locked: concurrent pushes of a
 		// source's first batch would otherwise find no row to lock and all
@@ -61,7 +62,7 @@ func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (ap
 			return err
 		}
 		var mark appliedMark
-		if err := tx.forUpdate().Where("node_id = ?", source).Limit(1).Find(&mark).Error; err != nil {
+		if err := tx.ForUpdate().Where("node_id = ?", source).Limit(1).Find(&mark).Error; err != nil {
 			return err
 		}
 		if expected, ok := checkSequence(source, mark.EventID, events); !ok {
@@ -92,15 +93,15 @@ func (s *Store) ApplyEvents(ctx context.Context, source int, events []Event) (ap
 		return tx.db.Model(&appliedMark{}).Where("node_id = ?", source).
 			Updates(map[string]any{"event_id": last, "updated_at": time.Now().Unix()}).Error
 	})
-	return applied, skipped, wrap("apply cluster events", err)
+	return applied, skipped, store.Wrap("apply cluster events", err)
 }
 
 // AppliedMarks returns, per origin node, the last of its events applied
 // here.
-func (s *Store) AppliedMarks(ctx context.Context) (map[int]int64, error) {
+func (s *Replica) AppliedMarks(ctx context.Context) (map[int]int64, error) {
 	var rows []appliedMark
-	if err := s.read(ctx).Find(&rows).Error; err != nil {
-		return nil, wrap("read applied cluster events", err)
+	if err := s.st.Read(ctx).Find(&rows).Error; err != nil {
+		return nil, store.Wrap("read applied cluster events", err)
 	}
 	m := make(map[int]int64, len(rows))
 	for _, r := range rows {
@@ -115,7 +116,7 @@ func (s *Store) AppliedMarks(ctx context.Context) (map[int]int64, error) {
 // refuses for its values is also kept in cluster_failed_events. Any other
 // error (the database unavailable, a deadlock) fails the batch, which the
 // sender retries.
-func (tx *Tx) applySafely(ev Event) (bool, error) {
+func (tx *txn) applySafely(ev Event) (bool, error) {
 	if err := tx.db.SavePoint("ev").Error; err != nil {
 		return false, err
 	}
@@ -123,7 +124,7 @@ func (tx *Tx) applySafely(ev Event) (bool, error) {
 	if err == nil {
 		return true, nil
 	}
-	if isRetryable(err) {
+	if store.IsRetryable(err) {
 		// A deadlock victim: MySQL has rolled the whole transaction back,
 		// savepoint included. The error makes InTx run the batch again.
 		return false, err
@@ -136,7 +137,7 @@ func (tx *Tx) applySafely(ev Event) (bool, error) {
 	case errors.Is(err, errRootGuard):
 		tx.s.log.Warn("cluster event skipped: root is per node, no peer makes, demotes, disables or deletes a root here",
 			"event_id", ev.ID, "node_id", ev.Node(), "table", ev.Table, "operation", ev.Op, "primary_key", ev.PK)
-	case isUniqueViolation(err):
+	case store.IsUniqueViolation(err):
 		// Not the driver's text: MySQL's names the duplicate value, which
 		// may be a key hash.
 		tx.s.log.Warn("cluster event skipped: a unique key it holds belongs to another row here", "event_id", ev.ID,
@@ -159,7 +160,7 @@ func (tx *Tx) applySafely(ev Event) (bool, error) {
 // errStale is an event older than the row's version: last writer wins.
 var errStale = fmt.Errorf("older than the row's version: %w", errSkip)
 
-func (tx *Tx) applyEvent(ev Event) error {
+func (tx *txn) applyEvent(ev Event) error {
 	switch ev.Kind {
 	case KindDelta:
 		return tx.applyDelta(ev)
@@ -179,7 +180,7 @@ func (tx *Tx) applyEvent(ev Event) error {
 	if t.appendOnly {
 		return tx.applyAppend(t, ev)
 	}
-	if t.keyColumn == "id" && ev.PK <= 0 || t.keyColumn != "id" && (ev.Key == "" || !validText(ev.Key)) {
+	if t.keyColumn == "id" && ev.PK <= 0 || t.keyColumn != "id" && (ev.Key == "" || !store.ValidText(ev.Key)) {
 		return fmt.Errorf("no row key: %w", errSkip)
 	}
 	key := t.rowKey(ev.PK, ev.Key)
@@ -222,11 +223,11 @@ func (tx *Tx) applyEvent(ev Event) error {
 			return err
 		}
 		if t.name == "channels" {
-			if err := tx.deleteAbilities(ev.PK); err != nil {
+			if err := tx.DeleteAbilities(ev.PK); err != nil {
 				return err
 			}
 		}
-		return tx.record(Change{Table: t.name, Op: "DELETE", ID: ev.PK, Key: ev.Key})
+		return tx.Record(store.Change{Table: t.name, Op: "DELETE", ID: ev.PK, Key: ev.Key})
 	}
 	cols, err := t.decodeRow(ev.Data)
 	if err != nil {
@@ -269,20 +270,20 @@ func (tx *Tx) applyEvent(ev Event) error {
 		}
 	}
 	if t.name == "channels" {
-		var c Channel
+		var c store.Channel
 		if err := tx.db.Where("id = ?", ev.PK).Take(&c).Error; err != nil {
 			return err
 		}
-		if err := tx.rebuildAbilities(&c); err != nil {
+		if err := tx.RebuildAbilities(&c); err != nil {
 			return err
 		}
 	}
-	return tx.record(Change{Table: t.name, Op: ev.Op, ID: ev.PK, Key: ev.Key})
+	return tx.Record(store.Change{Table: t.name, Op: ev.Op, ID: ev.PK, Key: ev.Key})
 }
 
 // addInsertCounters adds the counters an INSERT event carries to the row
 // (a stale INSERT: the row's data is newer, its balances are not).
-func (tx *Tx) addInsertCounters(t *replicated, ev Event) error {
+func (tx *txn) addInsertCounters(t *replicated, ev Event) error {
 	cols, err := t.decodeRow(ev.Data)
 	if err != nil {
 		return fmt.Errorf("%v: %w", err, errSkip)
@@ -320,9 +321,9 @@ func takeCounters(t *replicated, cols map[string]any) (counterDelta, error) {
 // the commit) and let an older event overwrite a newer row: the nodes
 // would not converge. The version row is created first when missing, so
 // two peers' events for a row not here yet are serialised too.
-func (tx *Tx) lockVersion(t *replicated, ev Event) (v rowVersion, found bool, err error) {
+func (tx *txn) lockVersion(t *replicated, ev Event) (v rowVersion, found bool, err error) {
 	var rows []map[string]any
-	err = tx.forUpdate().Table(t.name).Select(t.keyColumn).Where(t.keyColumn+" = ?", t.keyValue(ev.PK, ev.Key)).Find(&rows).Error
+	err = tx.ForUpdate().Table(t.name).Select(t.keyColumn).Where(t.keyColumn+" = ?", t.keyValue(ev.PK, ev.Key)).Find(&rows).Error
 	if err != nil {
 		return v, false, err
 	}
@@ -330,8 +331,8 @@ func (tx *Tx) lockVersion(t *replicated, ev Event) (v rowVersion, found bool, er
 }
 
 // applyAppend inserts a row of an append-only table (logs) and counts it
-// in the usage rollups, as InsertLogs does.
-func (tx *Tx) applyAppend(t *replicated, ev Event) error {
+// in the usage rollups, as store.InsertLogs does.
+func (tx *txn) applyAppend(t *replicated, ev Event) error {
 	if ev.Op != "INSERT" {
 		return fmt.Errorf("%s rows are only inserted: %w", t.name, errSkip)
 	}
@@ -339,47 +340,44 @@ func (tx *Tx) applyAppend(t *replicated, ev Event) error {
 	if err != nil {
 		return fmt.Errorf("%v: %w", err, errSkip)
 	}
-	var row Log
+	var row store.Log
 	if err := t.fill(&row, cols); err != nil || row.ID != ev.PK || row.ID <= 0 {
 		return fmt.Errorf("log row: %w", errSkip)
 	}
 	if err := tx.db.Table(t.name).Create(cols).Error; err != nil {
 		return err
 	}
-	if err := tx.rollUp([]Log{row}); err != nil {
+	if err := tx.RollUp([]store.Log{row}); err != nil {
 		return err
 	}
-	return tx.record(Change{Table: t.name, Op: "INSERT", ID: ev.PK})
+	return tx.Record(store.Change{Table: t.name, Op: "INSERT", ID: ev.PK})
 }
 
 // applyBulk deletes the range of logs a peer deleted.
-func (tx *Tx) applyBulk(ev Event) error {
+func (tx *txn) applyBulk(ev Event) error {
 	if ev.Table != "logs" || ev.Op != "DELETE" {
 		return fmt.Errorf("bulk %s %s: %w", ev.Table, ev.Op, errSkip)
 	}
-	var b BulkDelete
+	var b store.BulkDelete
 	if err := json.Unmarshal(ev.Data, &b); err != nil {
 		return fmt.Errorf("%v: %w", err, errSkip)
 	}
 	if b.Before > 0 {
-		if err := tx.db.Where("created_at < ?", b.Before).Delete(&Log{}).Error; err != nil {
-			return err
-		}
-		if err := tx.cutRollups(b.Before); err != nil {
+		if err := tx.DeleteLogsBefore(b.Before); err != nil {
 			return err
 		}
 	}
 	if len(b.ErrorIDs) > 0 {
-		if _, err := tx.deleteCountedLogs("id IN ? AND type = ?", b.ErrorIDs, LogError); err != nil {
+		if _, err := tx.DeleteCountedLogs("id IN ? AND type = ?", b.ErrorIDs, store.LogError); err != nil {
 			return err
 		}
 	}
 	if len(b.RetainIDs) > 0 {
-		if _, err := tx.deleteCountedLogs("id IN ?", b.RetainIDs); err != nil {
+		if _, err := tx.DeleteCountedLogs("id IN ?", b.RetainIDs); err != nil {
 			return err
 		}
 	}
-	return tx.record(Change{Table: "logs", Op: "DELETE"})
+	return tx.Record(store.Change{Table: "logs", Op: "DELETE"})
 }
 
 // parkedDelta is a row of cluster_parked: a delta for a row that has not
@@ -407,19 +405,18 @@ func deltaAllowed(col string, v int64) bool {
 	}
 }
 
-func (tx *Tx) applyDelta(ev Event) error {
+func (tx *txn) applyDelta(ev Event) error {
 	if ev.Table == "plan_usage" {
 		var u usageDeltaWire
 		if err := json.Unmarshal(ev.Data, &u); err != nil {
 			return fmt.Errorf("%v: %w", err, errSkip)
 		}
-		if ev.PK <= 0 || u.Model == "" || !validText(u.Model) || len(u.Model) > 191 ||
+		if ev.PK <= 0 || u.Model == "" || !store.ValidText(u.Model) || len(u.Model) > 191 ||
 			u.Requests < -planlimit.MaxAmount || u.Requests > planlimit.MaxAmount ||
 			u.Tokens < -planlimit.MaxAmount || u.Tokens > planlimit.MaxAmount {
 			return fmt.Errorf("plan usage delta out of range: %w", errSkip)
 		}
-		d := usageDelta{subscriptionID: ev.PK, model: u.Model, fine: u.BucketStart, requests: u.Requests, tokens: u.Tokens}
-		return tx.addUsage(d, d)
+		return tx.AddUsage(ev.PK, u.Model, u.BucketStart, u.Requests, u.Tokens)
 	}
 	t := replicatedTable(ev.Table)
 	if t == nil || len(t.counters) == 0 || ev.PK <= 0 {
@@ -448,7 +445,7 @@ func (tx *Tx) applyDelta(ev Event) error {
 }
 
 // unpark applies the deltas that waited for row id of t.
-func (tx *Tx) unpark(t *replicated, id int64) error {
+func (tx *txn) unpark(t *replicated, id int64) error {
 	var rows []parkedDelta
 	if err := tx.db.Where("table_name = ? AND primary_key = ?", t.name, id).Order("event_id").Find(&rows).Error; err != nil {
 		return err
@@ -471,7 +468,7 @@ func (tx *Tx) unpark(t *replicated, id int64) error {
 // addCounters adds d to row id of t as its origin did: balances within
 // ±MaxBalance, usage counters saturating, accessed_time the later one.
 // found is false when the row is not here.
-func (tx *Tx) addCounters(t *replicated, id int64, d counterDelta) (found bool, err error) {
+func (tx *txn) addCounters(t *replicated, id int64, d counterDelta) (found bool, err error) {
 	var sets []string
 	var args []any
 	for _, c := range slices.Sorted(maps.Keys(d)) { // the same statement every run
@@ -490,7 +487,7 @@ func (tx *Tx) addCounters(t *replicated, id int64, d counterDelta) (found bool, 
 			sets = append(sets, "request_count = request_count + ?")
 			args = append(args, v)
 		default:
-			sets = append(sets, c+" = "+saturatingAdd(c))
+			sets = append(sets, c+" = "+store.SaturatingAdd(c))
 			args = append(args, v, v)
 		}
 	}
@@ -511,7 +508,7 @@ func (tx *Tx) addCounters(t *replicated, id int64, d counterDelta) (found bool, 
 			return false, err
 		}
 	}
-	return true, tx.record(Change{Table: t.name, Op: "UPDATE", ID: id, Counters: true, delta: &d})
+	return true, tx.Counted(t.name, id, d)
 }
 
 // boundedAdd is the SQL of col + v kept within ±pricing.MaxBalance; it

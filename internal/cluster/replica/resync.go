@@ -1,10 +1,11 @@
-package store
+package replica
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
 )
 
@@ -43,9 +44,9 @@ type Resync struct {
 //     against its stored balance);
 //   - this node's root stays, in place of the source's seeded root of the
 //     same name: its password, access token and sessions go on working.
-func (s *Store) ResyncSnapshot(ctx context.Context, next func() ([]byte, error), force bool) (Resync, error) {
+func (s *Replica) ResyncSnapshot(ctx context.Context, next func() ([]byte, error), force bool) (Resync, error) {
 	var r Resync
-	err := s.replaceData(ctx, "resync", func(tx *Tx) error {
+	err := s.replaceData(ctx, "resync", func(tx *txn) error {
 		var err error
 		r, err = tx.resync(next, force)
 		return err
@@ -56,7 +57,7 @@ func (s *Store) ResyncSnapshot(ctx context.Context, next func() ([]byte, error),
 	return r, nil
 }
 
-func (tx *Tx) resync(next func() ([]byte, error), force bool) (Resync, error) {
+func (tx *txn) resync(next func() ([]byte, error), force bool) (Resync, error) {
 	var r Resync
 	line, err := next()
 	if err != nil {
@@ -99,8 +100,8 @@ func (tx *Tx) resync(next func() ([]byte, error), force bool) (Resync, error) {
 // checkOwnEvents refuses when some of this node's events above pos (what
 // the source applied of them) are no longer in the outbox: pruning deletes
 // the oldest first, so the first one kept must follow pos.
-func (tx *Tx) checkOwnEvents(pos int64, force bool) error {
-	seq, err := sequenceValue(tx.db, "cluster_events")
+func (tx *txn) checkOwnEvents(pos int64, force bool) error {
+	seq, err := store.SequenceValue(tx.db, "cluster_events")
 	if err != nil || seq == 0 {
 		return err
 	}
@@ -123,8 +124,8 @@ func (tx *Tx) checkOwnEvents(pos int64, force bool) error {
 // never replicated (a founding node's), or the cluster's (a node that
 // joined); even a founding root's later changes replicate nowhere, since
 // every peer holds the name "root" for its own.
-func (tx *Tx) ownRoots() ([]User, error) {
-	var roots []User
+func (tx *txn) ownRoots() ([]store.User, error) {
+	var roots []store.User
 	err := tx.db.Where("role = ?", user.RoleRoot).Find(&roots).Error
 	return roots, err
 }
@@ -134,18 +135,18 @@ func (tx *Tx) ownRoots() ([]User, error) {
 // A root the snapshot holds itself (same id: this node joined from the
 // cluster) is the snapshot's. A name a replicated user holds stays that
 // user's: the seeded root is then gone, as on a join.
-func (tx *Tx) restoreRoots(roots []User) error {
+func (tx *txn) restoreRoots(roots []store.User) error {
 	t := replicatedTable("users")
 	for i := range roots {
 		u := &roots[i]
 		var same int64
-		if err := tx.db.Model(&User{}).Where("id = ?", u.ID).Count(&same).Error; err != nil {
+		if err := tx.db.Model(&store.User{}).Where("id = ?", u.ID).Count(&same).Error; err != nil {
 			return err
 		}
 		if same > 0 {
 			continue
 		}
-		var holders []User
+		var holders []store.User
 		if err := tx.db.Where("username = ?", u.Username).Find(&holders).Error; err != nil {
 			return err
 		}
@@ -160,10 +161,10 @@ func (tx *Tx) restoreRoots(roots []User) error {
 				tx.s.log.Warn("resync: this node's seeded root is replaced, a replicated user holds its name", "user_id", h.ID)
 				break
 			}
-			if err := tx.db.Delete(&User{}, h.ID).Error; err != nil {
+			if err := tx.db.Delete(&store.User{}, h.ID).Error; err != nil {
 				return err
 			}
-			if err := tx.changed("users", "DELETE", h.ID); err != nil {
+			if err := tx.Record(store.Change{Table: "users", Op: "DELETE", ID: h.ID}); err != nil {
 				return err
 			}
 		}
@@ -183,7 +184,7 @@ func (tx *Tx) restoreRoots(roots []User) error {
 		if err := tx.db.Table("users").Create(cols).Error; err != nil {
 			return fmt.Errorf("restore root: %w", err)
 		}
-		if err := tx.record(Change{Table: "users", Op: "INSERT", ID: u.ID}); err != nil {
+		if err := tx.Record(store.Change{Table: "users", Op: "INSERT", ID: u.ID}); err != nil {
 			return err
 		}
 	}
@@ -192,7 +193,7 @@ func (tx *Tx) restoreRoots(roots []User) error {
 
 // takeHolds takes this node's holds in flight out of the loaded balances
 // again: they come back when each call settles or is released here.
-func (tx *Tx) takeHolds(h held) error {
+func (tx *txn) takeHolds(h held) error {
 	for id, amount := range h.users {
 		if err := tx.db.Exec("UPDATE users SET quota = quota - ? WHERE id = ?", amount, id).Error; err != nil {
 			return err
@@ -209,7 +210,7 @@ func (tx *Tx) takeHolds(h held) error {
 // replayOwn applies this node's events above pos again, in order, over
 // the loaded data, a page at a time. They stay in the outbox: the pusher
 // still sends them to every peer that has not acknowledged them.
-func (tx *Tx) replayOwn(pos int64) (int, error) {
+func (tx *txn) replayOwn(pos int64) (int, error) {
 	n := 0
 	for {
 		var rows []outboxRow

@@ -1,4 +1,4 @@
-package store_test
+package replica_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // receiver refuses a gap, so a gap the outbox made itself would stop the
 // node's stream for good.
 func TestOutboxIDsHaveNoGaps(t *testing.T) {
-	clusterStores(t, 1, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 1, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		s := n[0]
 		u := newUser("gapless")
@@ -82,7 +83,7 @@ func TestOutboxIDsHaveNoGaps(t *testing.T) {
 // refused whole: nothing applied, the mark unchanged, the event needed
 // named.
 func TestApplyEventsRefusesGaps(t *testing.T) {
-	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 2, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b := n[0], n[1]
 		u := newUser("seq")
@@ -98,10 +99,10 @@ func TestApplyEventsRefusesGaps(t *testing.T) {
 		if len(evs) != 5 {
 			t.Fatalf("%d events", len(evs))
 		}
-		refused := func(what string, batch []store.Event, want int64) {
+		refused := func(what string, batch []replica.Event, want int64) {
 			t.Helper()
 			_, _, err := b.ApplyEvents(ctx, 1, batch)
-			var gap *store.SequenceError
+			var gap *replica.SequenceError
 			if !errors.As(err, &gap) || gap.Expected != want || gap.Source != 1 {
 				t.Fatalf("%s: err %v, want a sequence error expecting %d", what, err, want)
 			}
@@ -109,10 +110,10 @@ func TestApplyEventsRefusesGaps(t *testing.T) {
 		refused("skipping seq 1", evs[1:], evs[0].ID)
 		apply(t, b, 1, evs[:2])
 		refused("a gap", evs[3:], evs[2].ID)
-		refused("a lower id later", []store.Event{evs[2], evs[3], evs[0]}, evs[2].ID)
+		refused("a lower id later", []replica.Event{evs[2], evs[3], evs[0]}, evs[2].ID)
 		forged := evs[2]
 		forged.ID = 1_000_000*50 + 1
-		refused("a forged high id", []store.Event{forged}, evs[2].ID)
+		refused("a forged high id", []replica.Event{forged}, evs[2].ID)
 		if got, _ := userOf(t, b, u.ID); got.Quota != 10 {
 			t.Fatalf("quota %d after refused batches, want 10 (seq 1 and 2)", got.Quota)
 		}
@@ -133,7 +134,7 @@ func TestApplyEventsRefusesGaps(t *testing.T) {
 // ReplicationState counts the events a peer has not acknowledged (not a
 // difference of ids) and names the oldest event kept.
 func TestReplicationState(t *testing.T) {
-	clusterStores(t, 1, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 1, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		s := n[0]
 		for _, id := range []int{2, 3} {

@@ -1,9 +1,11 @@
-package store
+package replica
 
 import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // The cache-write prices, the tiers and the logs' cache-write counts
@@ -11,18 +13,18 @@ import (
 // generic row encoding carries them and a receiver reads them back as they
 // were.
 func TestReplicatedCacheAndTierColumns(t *testing.T) {
-	price := ModelPrice{ID: 51, ModelName: "m", InputPrice: 3, CacheWritePrice: 3.75, CacheWrite1hPrice: 6,
+	price := store.ModelPrice{ID: 51, ModelName: "m", InputPrice: 3, CacheWritePrice: 3.75, CacheWrite1hPrice: 6,
 		Tiers:       `[{"above_prompt_tokens":1000,"input_price":6,"output_price":22.5,"cached_price":0,"cache_write_price":0,"cache_write_1h_price":12}]`,
 		BillingType: "token", Enabled: true}
-	log := Log{ID: 52, UserID: 1, Type: LogConsume, PromptTokens: 100, CachedTokens: 10, CacheWriteTokens: 20, CacheWrite1hTokens: 30}
+	log := store.Log{ID: 52, UserID: 1, Type: store.LogConsume, PromptTokens: 100, CachedTokens: 10, CacheWriteTokens: 20, CacheWrite1hTokens: 30}
 	for _, tc := range []struct {
 		table   string
 		row     any
 		into    any
 		columns []string
 	}{
-		{"model_prices", &price, &ModelPrice{}, []string{`"cache_write_price":3.75`, `"cache_write_1h_price":6`, `"tiers":"[{`}},
-		{"logs", &log, &Log{}, []string{`"cache_write_tokens":20`, `"cache_write_1h_tokens":30`}},
+		{"model_prices", &price, &store.ModelPrice{}, []string{`"cache_write_price":3.75`, `"cache_write_1h_price":6`, `"tiers":"[{`}},
+		{"logs", &log, &store.Log{}, []string{`"cache_write_tokens":20`, `"cache_write_1h_tokens":30`}},
 	} {
 		tbl := replicatedTable(tc.table)
 		data, err := tbl.encodeRow(tc.row, true)

@@ -1,4 +1,4 @@
-package store_test
+package replica_test
 
 import (
 	"context"
@@ -6,16 +6,17 @@ import (
 	"io"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-func digestOf(t *testing.T, s *store.Store) map[string]store.TableDigest {
+func digestOf(t *testing.T, s *node) map[string]replica.TableDigest {
 	t.Helper()
 	d, err := s.Digest(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]store.TableDigest{}
+	out := map[string]replica.TableDigest{}
 	for _, td := range d.Tables {
 		out[td.Table] = td
 	}
@@ -26,7 +27,7 @@ func digestOf(t *testing.T, s *store.Store) map[string]store.TableDigest {
 // node's seeds are left out: TestClusterConsistencyCheck); a row changed
 // on one node alone changes its table's hash only.
 func TestDigestOfConvergedNodes(t *testing.T) {
-	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 2, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b := n[0], n[1]
 		u := newUser("alice")
@@ -63,7 +64,7 @@ func TestDigestOfConvergedNodes(t *testing.T) {
 
 // snapshotOf is s's snapshot as a line reader for LoadSnapshot and
 // ResyncSnapshot.
-func snapshotOf(t *testing.T, s *store.Store) func() ([]byte, error) {
+func snapshotOf(t *testing.T, s *node) func() ([]byte, error) {
 	t.Helper()
 	var lines [][]byte
 	if err := s.WriteSnapshot(context.Background(), func(line []byte) error {
@@ -87,7 +88,7 @@ func snapshotOf(t *testing.T, s *store.Store) func() ([]byte, error) {
 // the peer applies it too both nodes have the same digest, the top-ups
 // counted once each.
 func TestResyncReplaysOwnEvents(t *testing.T) {
-	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 2, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b := n[0], n[1]
 		u := newUser("alice")
@@ -129,7 +130,7 @@ func TestResyncReplaysOwnEvents(t *testing.T) {
 		if _, err := b.PruneEvents(ctx, 1<<62, 1<<40, 1<<40); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.ResyncSnapshot(ctx, snapshotOf(t, a), false); !errors.Is(err, store.ErrOwnEventsPruned) {
+		if _, err := b.ResyncSnapshot(ctx, snapshotOf(t, a), false); !errors.Is(err, replica.ErrOwnEventsPruned) {
 			t.Fatalf("resync with own events lost: %v", err)
 		}
 		if _, err := b.ResyncSnapshot(ctx, snapshotOf(t, a), true); err != nil {
@@ -145,7 +146,7 @@ func TestResyncReplaysOwnEvents(t *testing.T) {
 // holding money for a call compares equal; a resync takes the resyncing
 // node's own holds out of the loaded balance again.
 func TestDigestAndResyncWithHolds(t *testing.T) {
-	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 2, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b := n[0], n[1]
 		u := newUser("alice")

@@ -1,10 +1,12 @@
-package store
+package replica
 
 import (
 	"context"
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -63,7 +65,7 @@ func (failedEvent) TableName() string { return "cluster_failed_events" }
 // values, whole, so the rest of its node's stream goes on: a poison event
 // must not stop replication from that node for good. The error text holds
 // no secret (the driver names the column and the value's kind).
-func (tx *Tx) keepFailed(ev Event, cause error) error {
+func (tx *txn) keepFailed(ev Event, cause error) error {
 	msg := cause.Error()
 	if len(msg) > 1000 {
 		msg = strings.ToValidUTF8(msg[:1000], "")
@@ -75,8 +77,8 @@ func (tx *Tx) keepFailed(ev Event, cause error) error {
 
 // FailedEvents counts the peers' events kept because they could not apply
 // here (cluster_failed_events).
-func (s *Store) FailedEvents(ctx context.Context) (int64, error) {
+func (s *Replica) FailedEvents(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.read(ctx).Model(&failedEvent{}).Count(&n).Error
-	return n, wrap("count failed cluster events", err)
+	err := s.st.Read(ctx).Model(&failedEvent{}).Count(&n).Error
+	return n, store.Wrap("count failed cluster events", err)
 }

@@ -1,10 +1,11 @@
-package store_test
+package replica_test
 
 import (
 	"context"
 	"path/filepath"
 	"testing"
 
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/planlimit"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/store/storetest"
@@ -12,14 +13,14 @@ import (
 
 // clusterStores opens n fresh databases of each engine as nodes 1..n with
 // the outbox on.
-func clusterStores(t *testing.T, n int, f func(t *testing.T, nodes []*store.Store)) {
+func clusterStores(t *testing.T, n int, f func(t *testing.T, nodes []*node)) {
 	for _, eng := range storetest.Engines() {
 		t.Run(eng.Name, func(t *testing.T) {
-			nodes := make([]*store.Store, n)
+			nodes := make([]*node, n)
 			for i := range nodes {
 				db := database{dsn: eng.FreshDSN(t), sqlitePath: filepath.Join(t.TempDir(), "node.db")}
 				nodes[i] = db.open(t, i+1)
-				nodes[i].EnableOutbox(store.OutboxOptions{Logs: true})
+				nodes[i].EnableOutbox(replica.OutboxOptions{Logs: true})
 			}
 			f(t, nodes)
 		})
@@ -27,7 +28,7 @@ func clusterStores(t *testing.T, n int, f func(t *testing.T, nodes []*store.Stor
 }
 
 // pending returns node's outbox events after after.
-func pending(t *testing.T, node *store.Store, after int64) []store.Event {
+func pending(t *testing.T, node *node, after int64) []replica.Event {
 	t.Helper()
 	evs, err := node.EventsAfter(context.Background(), after, 1000)
 	if err != nil {
@@ -36,7 +37,7 @@ func pending(t *testing.T, node *store.Store, after int64) []store.Event {
 	return evs
 }
 
-func apply(t *testing.T, to *store.Store, source int, evs []store.Event) (applied, skipped int) {
+func apply(t *testing.T, to *node, source int, evs []replica.Event) (applied, skipped int) {
 	t.Helper()
 	applied, skipped, err := to.ApplyEvents(context.Background(), source, evs)
 	if err != nil {
@@ -45,7 +46,7 @@ func apply(t *testing.T, to *store.Store, source int, evs []store.Event) (applie
 	return applied, skipped
 }
 
-func userOf(t *testing.T, s *store.Store, id int64) (store.User, bool) {
+func userOf(t *testing.T, s *node, id int64) (store.User, bool) {
 	t.Helper()
 	u, err := s.UserByID(context.Background(), id)
 	if err != nil {
@@ -57,7 +58,7 @@ func userOf(t *testing.T, s *store.Store, id int64) (store.User, bool) {
 func ptr[T any](v T) *T { return &v }
 
 func TestApplyEventsOnceAndInOrder(t *testing.T) {
-	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 2, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b := n[0], n[1]
 		u := newUser("alice")
@@ -73,7 +74,7 @@ func TestApplyEventsOnceAndInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		evs := pending(t, a, 0)
-		if len(evs) != 3 || evs[0].Op != "INSERT" || evs[1].Kind != store.KindDelta || evs[2].Op != "UPDATE" {
+		if len(evs) != 3 || evs[0].Op != "INSERT" || evs[1].Kind != replica.KindDelta || evs[2].Op != "UPDATE" {
 			t.Fatalf("outbox %+v", evs)
 		}
 		for i := 1; i < len(evs); i++ {
@@ -110,7 +111,7 @@ func TestApplyEventsOnceAndInOrder(t *testing.T) {
 }
 
 func TestLastWriterWinsAndDeletesStay(t *testing.T) {
-	clusterStores(t, 3, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 3, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b, c := n[0], n[1], n[2]
 		u := newUser("bob")
@@ -169,7 +170,7 @@ func TestLastWriterWinsAndDeletesStay(t *testing.T) {
 }
 
 func TestDeltaWaitsForItsRow(t *testing.T) {
-	clusterStores(t, 3, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 3, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b, c := n[0], n[1], n[2]
 		u := newUser("carol")
@@ -200,7 +201,7 @@ func TestDeltaWaitsForItsRow(t *testing.T) {
 // is right everywhere, and a node that dies holding money strands nothing
 // on the others.
 func TestHoldsDoNotReplicate(t *testing.T) {
-	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 2, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b := n[0], n[1]
 		u := newUser("dave")
@@ -248,7 +249,7 @@ func TestHoldsDoNotReplicate(t *testing.T) {
 // Plan usage holds stay on their node too: peers count each call's real
 // use when it settles, and nothing for a released call.
 func TestUsageHoldsDoNotReplicate(t *testing.T) {
-	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+	clusterStores(t, 2, func(t *testing.T, n []*node) {
 		ctx := context.Background()
 		a, b := n[0], n[1]
 		rule := planlimit.Rule{RequestPeriod: 100}
@@ -291,16 +292,16 @@ func TestPoisonEventDoesNotStopTheStream(t *testing.T) {
 			ctx := context.Background()
 			db := database{dsn: eng.FreshDSN(t), sqlitePath: filepath.Join(t.TempDir(), "node.db")}
 			b := db.open(t, 2)
-			b.EnableOutbox(store.OutboxOptions{Logs: true})
+			b.EnableOutbox(replica.OutboxOptions{Logs: true})
 			long := make([]byte, 300)
 			for i := range long {
 				long[i] = 'x'
 			}
-			poison := store.Event{ID: 51, Table: "users", Op: "INSERT", PK: 51, TimeUS: 1,
+			poison := replica.Event{ID: 51, Table: "users", Op: "INSERT", PK: 51, TimeUS: 1,
 				Data: []byte(`{"id":51,"username":"` + string(long) + `","password_hash":"x","aff_code":"p1","quota":5}`)}
-			good := store.Event{ID: 101, Table: "users", Op: "INSERT", PK: 101, TimeUS: 2,
+			good := replica.Event{ID: 101, Table: "users", Op: "INSERT", PK: 101, TimeUS: 2,
 				Data: []byte(`{"id":101,"username":"fine","password_hash":"x","aff_code":"p2","quota":7}`)}
-			applied, skipped, err := b.ApplyEvents(ctx, 1, []store.Event{poison, good})
+			applied, skipped, err := b.ApplyEvents(ctx, 1, []replica.Event{poison, good})
 			if err != nil {
 				t.Fatalf("the batch failed: %v", err)
 			}
