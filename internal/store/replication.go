@@ -163,14 +163,10 @@ func (s *Store) InReadTx(ctx context.Context, fn func(tx *Tx) error) error {
 // replicated data in bulk (a join or a resync). It is not retried (the
 // stream is read once); after the commit every cache reloads.
 func (s *Store) ReplaceData(ctx context.Context, load func(tx *Tx) error) error {
-	if s.writeGate != nil {
-		select {
-		case s.writeGate <- struct{}{}:
-			defer func() { <-s.writeGate }()
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := s.enterWriteGate(ctx); err != nil {
+		return err
 	}
+	defer s.leaveWriteGate()
 	var tx *Tx
 	err := s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
 		tx = &Tx{db: db, s: s, remote: true}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,11 +30,7 @@ func (d database) open(t *testing.T, nodeID int) *store.Store {
 
 // eachEngine runs f on SQLite and on every server engine configured.
 func eachEngine(t *testing.T, f func(t *testing.T, db database)) {
-	for _, eng := range storetest.Engines() {
-		t.Run(eng.Name, func(t *testing.T) {
-			f(t, database{dsn: eng.FreshDSN(t), sqlitePath: filepath.Join(t.TempDir(), "test.db")})
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, dsn, sqlitePath string) { f(t, database{dsn, sqlitePath}) })
 }
 
 func newUser(name string) *store.User {

@@ -41,14 +41,10 @@ type Tx struct {
 // victim or serialization failure is run again (fn must not have effects
 // outside the transaction), up to maxTxAttempts times.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	if s.writeGate != nil {
-		select {
-		case s.writeGate <- struct{}{}:
-			defer func() { <-s.writeGate }()
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := s.enterWriteGate(ctx); err != nil {
+		return err
 	}
+	defer s.leaveWriteGate()
 	var err error
 	for attempt := 1; ; attempt++ {
 		var tx *Tx
@@ -76,6 +72,26 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 }
 
 const maxTxAttempts = 5
+
+// enterWriteGate waits for SQLite's one writer slot (no wait on other
+// engines); leaveWriteGate gives it back.
+func (s *Store) enterWriteGate(ctx context.Context) error {
+	if s.writeGate == nil {
+		return nil
+	}
+	select {
+	case s.writeGate <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Store) leaveWriteGate() {
+	if s.writeGate != nil {
+		<-s.writeGate
+	}
+}
 
 // isRetryable recognises a transaction the database rolled back to break a
 // deadlock or a serialization conflict.

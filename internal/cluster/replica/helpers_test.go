@@ -2,7 +2,6 @@ package replica_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -35,11 +34,7 @@ func (d database) open(t *testing.T, nodeID int) *node {
 
 // eachEngine runs f on SQLite and on every server engine configured.
 func eachEngine(t *testing.T, f func(t *testing.T, db database)) {
-	for _, eng := range storetest.Engines() {
-		t.Run(eng.Name, func(t *testing.T) {
-			f(t, database{dsn: eng.FreshDSN(t), sqlitePath: filepath.Join(t.TempDir(), "test.db")})
-		})
-	}
+	storetest.EachEngine(t, func(t *testing.T, dsn, sqlitePath string) { f(t, database{dsn, sqlitePath}) })
 }
 
 func newUser(name string) *store.User {

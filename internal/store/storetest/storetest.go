@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,6 +48,17 @@ func Engines() []Engine {
 		engines = append(engines, Engine{Name: "mysql", dsn: dsn})
 	}
 	return engines
+}
+
+// EachEngine runs f on a fresh database of SQLite and of every server
+// engine configured, as a subtest named for the engine: dsn is empty for
+// SQLite, whose file is sqlitePath.
+func EachEngine(t *testing.T, f func(t *testing.T, dsn, sqlitePath string)) {
+	for _, eng := range Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			f(t, eng.FreshDSN(t), filepath.Join(t.TempDir(), "test.db"))
+		})
+	}
 }
 
 // Selected is the engine named by MODELGATE_TEST_DB. A selected server
