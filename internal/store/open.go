@@ -1,8 +1,11 @@
-// Package store owns all SQL of modelgate: opening SQLite, PostgreSQL or
-// MySQL/MariaDB, the versioned migrations, row-id allocation, transactions and
-// one file of queries per entity. Every mutating method of a replicated table
-// runs inside Store.write, the single place where the cluster outbox will be
-// written in the same transaction as the change.
+// Package store owns connections, transactions, migrations and rows: opening
+// SQLite, PostgreSQL or MySQL/MariaDB, the versioned migrations, row-id
+// allocation, transactions and one file of queries per entity. Every
+// mutating method of a replicated table records its change inside its
+// transaction; in cluster mode the outbox (internal/cluster/replica,
+// installed with SetOutbox) writes the events of those changes in the same
+// transaction. replication.go is the surface replication uses; store never
+// imports it.
 package store
 
 import (
@@ -225,8 +228,8 @@ func mysqlDSN(dsn string) string {
 func (s *Store) Dialect() Dialect { return s.dialect }
 
 // SetChangeHook installs the function called inside the transaction of every
-// change to a replicated table. The cluster outbox uses it; tests use it to
-// check that every mutation is recorded. Call it before serving.
+// change to a replicated table: tests use it to check that every mutation is
+// recorded. Call it before serving.
 func (s *Store) SetChangeHook(f func(tx *Tx, c Change) error) { s.onChange = f }
 
 // Close closes the database connections.

@@ -25,8 +25,8 @@ func NthID(first int64, k int) int64 { return nthID(first, k) }
 // NodeID is this node's cluster id (0: single node).
 func (s *Store) NodeID() int64 { return s.nodeID }
 
-// Log is the store's logger.
-func (s *Store) Log() *slog.Logger { return s.log }
+// Logger is the store's logger.
+func (s *Store) Logger() *slog.Logger { return s.log }
 
 // Read returns a handle for reads outside a transaction.
 func (s *Store) Read(ctx context.Context) *gorm.DB { return s.read(ctx) }

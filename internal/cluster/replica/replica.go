@@ -42,7 +42,7 @@ type Replica struct {
 // New returns the replication of st, whose node id it uses. The outbox is
 // off until EnableOutbox.
 func New(st *store.Store) *Replica {
-	return &Replica{st: st, nodeID: st.NodeID(), log: st.Log()}
+	return &Replica{st: st, nodeID: st.NodeID(), log: st.Logger()}
 }
 
 // txn is a store transaction as replication works in it: the store's
