@@ -37,6 +37,7 @@ var migrations = []migration{
 	{"0020_usage_cubes", binaryCollation(migration0020)},
 	{"0021_config_state", binaryCollation(migration0021)},
 	{"0022_plan_usage_slices", binaryCollation(migration0022)},
+	{"0026_cluster_grants", binaryCollation(migration0026)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

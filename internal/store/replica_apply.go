@@ -421,6 +421,14 @@ func (tx *Tx) applyDelta(ev Event) error {
 			return fmt.Errorf("delta of %s.%s: %w", t.name, c, errSkip)
 		}
 	}
+	if t.name == "users" && d["used_quota"] > 0 {
+		// A call's charge on a grantee node (a settlement moves quota
+		// and used_quota together; an admin's debit moves quota alone):
+		// its grant here shrinks by as much.
+		if err := tx.spendGrant(ev.PK, ev.Node(), -d["quota"]); err != nil {
+			return err
+		}
+	}
 	ok, err := tx.addCounters(t, ev.PK, d)
 	if err != nil || ok {
 		return err

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/modelgate/modelgate/internal/cluster"
+)
+
+// Grants: how a user's balance is spent across cluster nodes without a
+// partition spending it twice (docs/decisions/cluster-grants.md). The
+// user's owner node (cluster.Owner) grants every other node a part of the
+// balance to spend; what it may hold itself, or grant, is the balance less
+// every grant (grantedSQL). A grantee's spends reach the owner as ordinary
+// negative quota deltas, and applying one lowers the grantee's grant by as
+// much (spendGrant), so a grant is always what its node may still spend
+// plus its spends in flight.
+
+// ErrGrantNotReady is a grantee that restarted asking before the owner
+// applied every event it wrote before the restart: its old grants cannot
+// be settled yet. The grantee retries.
+var ErrGrantNotReady = errors.New("grantee's earlier events not applied yet")
+
+// ErrNotGrantOwner is a grant asked of a node that does not own the user,
+// or by the owner itself.
+var ErrNotGrantOwner = errors.New("not this node's user to grant")
+
+// GrantOp is one grantee's call to a user's owner. A positive Amount asks
+// a grant of up to Amount and at least Min; a negative one gives -Amount
+// back. Key names the call: the owner applies one call per key, and
+// answers a key it applied last again with what it did then (an answer
+// lost on the way is asked again under the same key). Boot names the
+// grantee's process start and Through the last event it wrote before it:
+// the first call of a new Boot settles the grants of the grantee's
+// earlier processes, once the owner applied its events up to Through.
+type GrantOp struct {
+	UserID  int64  `json:"user_id"`
+	NodeID  int    `json:"node_id"`
+	Key     string `json:"key"`
+	Amount  int64  `json:"amount"`
+	Min     int64  `json:"min,omitempty"`
+	Boot    string `json:"boot"`
+	Through int64  `json:"through"`
+}
+
+// clusterGrant is a row of cluster_grants (migration 0026).
+type clusterGrant struct {
+	UserID     int64 `gorm:"primaryKey;autoIncrement:false"`
+	NodeID     int   `gorm:"primaryKey;autoIncrement:false"`
+	Amount     int64
+	LastKey    string
+	LastAmount int64
+	UpdatedAt  int64
+}
+
+func (clusterGrant) TableName() string { return "cluster_grants" }
+
+// grantsOn reports whether balances here are shared out by grants: in
+// cluster mode only, so a single node and a fleet keep their statements.
+func (s *Store) grantsOn() bool { return s.nodeID > 0 }
+
+// grantedSQL is what a user's balance is worth to this node: quota less
+// the grants to other nodes (a user this node does not own has none here).
+const grantedSQL = "quota - COALESCE((SELECT SUM(g.amount) FROM cluster_grants g WHERE g.user_id = users.id), 0)"
+
+// userBalanceSQL is the users column billing reads as a balance.
+func (s *Store) userBalanceSQL() string {
+	if s.grantsOn() {
+		return grantedSQL
+	}
+	return "quota"
+}
+
+// Grant applies op on the user's owner (this node) and returns what it
+// granted, or for a give-back what it took back. A grant is at most what
+// the balance has beyond every grant: Min, plus 1/(2n) of the rest, n being
+// the nodes of the cluster (this one and its enabled peers), so however
+// many nodes grow at once at least half of the balance beyond their needs
+// stays for the others (the fair share of fleet slices, FairShare). It is
+// refused with ErrUserQuota below Min.
+func (s *Store) Grant(ctx context.Context, op GrantOp) (int64, error) {
+	if !s.grantsOn() || cluster.Owner(op.UserID) != int(s.nodeID) || op.NodeID == int(s.nodeID) || op.UserID <= 0 {
+		return 0, ErrNotGrantOwner
+	}
+	var got int64
+	err := s.write(ctx, "grant balance", func(tx *Tx) error {
+		if err := tx.settleBoot(op); err != nil {
+			return err
+		}
+		var left []struct{ Balance int64 }
+		if err := tx.forUpdate().Table("users").Select(grantedSQL+" AS balance").Where("id = ?", op.UserID).Find(&left).Error; err != nil {
+			return err
+		}
+		var g clusterGrant
+		err := tx.db.Where("user_id = ? AND node_id = ?", op.UserID, op.NodeID).Take(&g).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			g = clusterGrant{UserID: op.UserID, NodeID: op.NodeID}
+		case err != nil:
+			return err
+		case g.LastKey == op.Key:
+			got = g.LastAmount // the same call again: its answer was lost
+			return nil
+		}
+		if op.Amount < 0 {
+			got = -min(-op.Amount, g.Amount)
+		} else {
+			if len(left) == 0 {
+				return ErrUserQuota
+			}
+			var peers int64
+			if err := tx.db.Model(&ClusterNode{}).Where("disabled = ?", false).Count(&peers).Error; err != nil {
+				return err
+			}
+			got, err = grantAmount(op, left[0].Balance, 1+peers)
+			if err != nil {
+				return err
+			}
+		}
+		g.Amount += got
+		g.LastKey, g.LastAmount, g.UpdatedAt = op.Key, got, time.Now().Unix()
+		return tx.db.Clauses(clause.OnConflict{UpdateAll: true}).Create(&g).Error
+	})
+	return got, err
+}
+
+// grantAmount is what a grant of op takes from left, the balance beyond
+// every grant.
+func grantAmount(op GrantOp, left, nodes int64) (int64, error) {
+	need := max(op.Min, 1)
+	if left < need {
+		return 0, ErrUserQuota
+	}
+	return min(op.Amount, need+(left-need)/(2*max(nodes, 1))), nil
+}
+
+// settleBoot settles, at the first call of a grantee's new process, the
+// grants of its earlier processes: once every event they wrote (up to
+// op.Through) is applied here, what is left of those grants was never
+// spent, and goes back. The row of user 0 remembers the settled Boot.
+func (tx *Tx) settleBoot(op GrantOp) error {
+	var b clusterGrant
+	err := tx.forUpdate().Where("user_id = 0 AND node_id = ?", op.NodeID).Take(&b).Error
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+	case err != nil:
+		return err
+	case b.LastKey == op.Boot:
+		return nil
+	}
+	var mark []appliedMark
+	if err := tx.db.Where("node_id = ?", op.NodeID).Find(&mark).Error; err != nil {
+		return err
+	}
+	if op.Through > 0 && (len(mark) == 0 || mark[0].EventID < op.Through) {
+		return ErrGrantNotReady
+	}
+	if err := tx.db.Where("node_id = ?", op.NodeID).Delete(&clusterGrant{}).Error; err != nil {
+		return err
+	}
+	b = clusterGrant{NodeID: op.NodeID, LastKey: op.Boot, UpdatedAt: time.Now().Unix()}
+	return tx.db.Create(&b).Error
+}
+
+// spendGrant lowers node's grant of user by what a spend of node, applied
+// here, took: the grant is what node may still spend plus its spends in
+// flight. Only the owner keeps grants.
+func (tx *Tx) spendGrant(user int64, node int, spent int64) error {
+	if !tx.s.grantsOn() || spent <= 0 || node == int(tx.s.nodeID) || cluster.Owner(user) != int(tx.s.nodeID) {
+		return nil
+	}
+	return tx.db.Exec("UPDATE cluster_grants SET amount = CASE WHEN amount > ? THEN amount - ? ELSE 0 END WHERE user_id = ? AND node_id = ?",
+		spent, spent, user, node).Error
+}
+
+// GrantedTo is what this node has granted of user's balance to each other
+// node (the owner's view; empty elsewhere).
+func (s *Store) GrantedTo(ctx context.Context, userID int64) (map[int]int64, error) {
+	var rows []clusterGrant
+	if err := s.read(ctx).Where("user_id = ? AND amount > 0", userID).Find(&rows).Error; err != nil {
+		return nil, wrap("read grants", err)
+	}
+	out := make(map[int]int64, len(rows))
+	for _, r := range rows {
+		out[r.NodeID] = r.Amount
+	}
+	return out, nil
+}

@@ -1,0 +1,83 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// TestGrantsOnTheOwner: the owner grants part of a balance it owns, once
+// per key; a grantee's charges applied here lower its grant; a give-back
+// lowers it; a restarted grantee's grants are settled only once its
+// earlier events are applied here.
+func TestGrantsOnTheOwner(t *testing.T) {
+	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+		ctx := context.Background()
+		a, b := n[0], n[1]
+		u := newUser("granted")
+		u.Quota = 1000
+		if err := a.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		apply(t, b, 1, pending(t, a, 0))
+		free := func() int64 {
+			t.Helper()
+			users, _, err := a.Balances(ctx, []int64{u.ID}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return users[u.ID]
+		}
+		grant := func(op store.GrantOp) (int64, error) {
+			op.UserID, op.NodeID = u.ID, 2
+			if op.Boot == "" {
+				op.Boot = "boot-1"
+			}
+			return a.Grant(ctx, op)
+		}
+		if _, err := b.Grant(ctx, store.GrantOp{UserID: u.ID, NodeID: 1, Key: "x", Amount: 1, Boot: "b"}); !errors.Is(err, store.ErrNotGrantOwner) {
+			t.Fatalf("grant on a node that does not own the user: %v", err)
+		}
+		// One node in a's table (itself): Min plus half of the rest.
+		if got, err := grant(store.GrantOp{Key: "k1", Amount: 900, Min: 100}); err != nil || got != 100+900/2 {
+			t.Fatalf("grant: %d, %v", got, err)
+		}
+		if got, err := grant(store.GrantOp{Key: "k1", Amount: 900, Min: 100}); err != nil || got != 550 || free() != 450 {
+			t.Fatalf("the same call again: %d, %v, free %d", got, err, free())
+		}
+		if _, err := grant(store.GrantOp{Key: "k2", Amount: 900, Min: 451}); !errors.Is(err, store.ErrUserQuota) {
+			t.Fatalf("grant above what is free: %v", err)
+		}
+		// b spends 50 of it: the charge lowers the balance and the grant.
+		if _, err := b.ApplyBilling(ctx, nil, []store.SettleOp{{UserID: u.ID, Cost: 50}}); err != nil {
+			t.Fatal(err)
+		}
+		apply(t, a, 2, pending(t, b, 0))
+		if g, _ := a.GrantedTo(ctx, u.ID); g[2] != 500 || free() != 450 {
+			t.Fatalf("after a charge of 50: grants %v, free %d", g, free())
+		}
+		if got, err := grant(store.GrantOp{Key: "k3", Amount: -300}); err != nil || got != -300 || free() != 750 {
+			t.Fatalf("give-back: %d, %v, free %d", got, err, free())
+		}
+		// b restarts having charged 20 more, not yet applied here: its
+		// grants are settled once the charge arrived.
+		mark, _ := b.LastEventID(ctx)
+		if _, err := b.ApplyBilling(ctx, nil, []store.SettleOp{{UserID: u.ID, Cost: 20}}); err != nil {
+			t.Fatal(err)
+		}
+		through, _ := b.LastEventID(ctx)
+		restart := store.GrantOp{Key: "r1", Amount: 10, Min: 10, Boot: "boot-2", Through: through}
+		if _, err := grant(restart); !errors.Is(err, store.ErrGrantNotReady) {
+			t.Fatalf("restart before its events arrived: %v", err)
+		}
+		apply(t, a, 2, pending(t, b, mark))
+		if got, err := grant(restart); err != nil || got != 10 {
+			t.Fatalf("restart: %d, %v", got, err)
+		}
+		if g, _ := a.GrantedTo(ctx, u.ID); g[2] != 10 || free() != 1000-70-10 {
+			t.Fatalf("after the restart: grants %v, free %d", g, free())
+		}
+	})
+}
