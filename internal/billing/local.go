@@ -145,6 +145,17 @@ func (b *localBook) changed(changes []store.Change) {
 	}
 }
 
+// reread makes user's balance be read again before its next hold, and
+// takes held (a grant's hold, grants.go) off it.
+func (b *localBook) reread(user, held int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := get(b.users, user)
+	a.held -= held
+	a.loaded = false
+	a.gen++
+}
+
 // load reads the unloaded balances among ops from the database. Only the
 // ledger goroutine calls it, between commits.
 func (b *localBook) load(ctx context.Context, st *store.Store, ops []store.ReserveOp) error {

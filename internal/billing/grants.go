@@ -1,0 +1,379 @@
+package billing
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Cluster grants: how a node spends a balance another node owns
+// (docs/decisions/cluster-grants.md). Every user has one owner node
+// (cluster.Owner); any other node spends the user's balance only from a
+// grant the owner gave it: it asks the owner for one when its calls need
+// more, holds and settles against it in memory, and gives back what it did
+// not spend once the grant is idle. Its settled costs replicate as negative
+// quota deltas, as every spend does; applying one, the owner lowers the
+// grant by as much. So the nodes together never spend more than the
+// balance, however the cluster is split: a node cut off from the owner
+// spends what it holds and is then refused (ErrOwnerUnavailable).
+//
+// The grant is checked on top of the node's own book (local, slices): a
+// call holds from both, so the node's view of the balance still bounds it.
+
+const (
+	// grantIdle is how long an unused grant stays with this node.
+	grantIdle = 2 * time.Second
+	// grantTimeout bounds one call to the owner; the call waits for it.
+	grantTimeout = 2 * time.Second
+	// grantBackoff is how long calls are refused at once after the owner
+	// could not be reached, before it is asked again.
+	grantBackoff = time.Second
+	// grantNotReadyWait is how long a call waits before asking again an
+	// owner that has not applied this node's earlier events yet.
+	grantNotReadyWait = 50 * time.Millisecond
+)
+
+// ErrOwnerUnavailable is a call refused because the user's owner node
+// could not be asked for a grant and this node holds too little of the
+// balance: retry later.
+var ErrOwnerUnavailable = errors.New("owner node of the balance unavailable")
+
+// GrantSource is the owners of balances, as a grantee sees them.
+type GrantSource interface {
+	// Local reports whether this node owns user id (no grant needed).
+	Local(id int64) bool
+	// Grant sends op to the user's owner and returns what it granted
+	// (or took back). It fails with store.ErrUserQuota when the owner
+	// refused for the balance, with another error when the owner could
+	// not be asked or did not answer.
+	Grant(ctx context.Context, op store.GrantOp) (int64, error)
+}
+
+// grant is this node's part of one user's balance. What a call may hold
+// is granted − spent − held.
+type grant struct {
+	user    int64
+	granted int64 // what the owner granted and was not given back
+	spent   int64 // costs of calls settled from it
+	held    int64 // holds of calls in flight
+	calls   int
+	waiting int
+	used    time.Time
+	spend   spendRate
+	// asking is closed when the call to the owner in flight ends (nil: none).
+	asking chan struct{}
+	// unsure is a call whose answer was lost: the owner may have applied
+	// it. It is sent again, under its key, before any other call.
+	unsure *store.GrantOp
+	// owed is given back amounts not sent yet (a lost answer came first).
+	owed int64
+	// downUntil refuses calls at once after the owner was unreachable.
+	downUntil time.Time
+}
+
+func (g *grant) available() int64 { return g.granted - g.spent - g.held }
+
+// grantBook is the grants this node holds, one per user.
+type grantBook struct {
+	source GrantSource
+	self   int
+	st     *store.Store
+	log    *slog.Logger
+	boot   string
+	keys   atomic.Int64
+	// calls are the calls to owners running in the background
+	// (give-backs), waited for at the end.
+	calls sync.WaitGroup
+
+	mu      sync.Mutex
+	grants  map[int64]*grant
+	through int64 // this node's last event when it first asked (0 until then)
+	started bool
+	now     func() time.Time
+}
+
+func newGrantBook(source GrantSource, self int, st *store.Store, log *slog.Logger) *grantBook {
+	var b [8]byte
+	rand.Read(b[:])
+	return &grantBook{source: source, self: self, st: st, log: log, boot: hex.EncodeToString(b[:]),
+		grants: map[int64]*grant{}, now: time.Now}
+}
+
+func (b *grantBook) get(user int64) *grant {
+	g := b.grants[user]
+	if g == nil {
+		g = &grant{user: user, used: b.now()}
+		b.grants[user] = g
+	}
+	return g
+}
+
+// hold holds op.Amount of op's user from its grant, or, once the grant
+// tried to grow, what it has down to op.Need(); it asks the owner for more
+// when the grant has too little.
+func (b *grantBook) hold(ctx context.Context, op store.ReserveOp) (*grant, int64, error) {
+	var askErr error
+	for attempt := range maxGrowAttempts {
+		b.mu.Lock()
+		g := b.get(op.UserID)
+		avail := g.available()
+		if avail >= op.Amount || (attempt > 0 && avail >= op.Need()) {
+			amount := min(op.Amount, avail)
+			g.held += amount
+			g.calls++
+			g.used = b.now()
+			b.mu.Unlock()
+			return g, amount, nil
+		}
+		if askErr != nil {
+			b.mu.Unlock()
+			return nil, 0, askErr
+		}
+		if wait := g.asking; wait != nil {
+			g.waiting++
+			b.mu.Unlock()
+			select {
+			case <-wait:
+			case <-ctx.Done():
+			}
+			b.mu.Lock()
+			g.waiting--
+			b.mu.Unlock()
+			if ctx.Err() != nil {
+				return nil, 0, ctx.Err()
+			}
+			continue
+		}
+		if b.now().Before(g.downUntil) {
+			b.mu.Unlock()
+			return nil, 0, ErrOwnerUnavailable
+		}
+		ask := b.growOp(g, op, avail)
+		g.asking = make(chan struct{})
+		b.mu.Unlock()
+		askErr = b.ask(g, ask)
+		switch {
+		case errors.Is(askErr, store.ErrGrantNotReady):
+			// This node's events before its restart are on their way
+			// to the owner: ask again shortly.
+			askErr = ErrOwnerUnavailable
+			select {
+			case <-time.After(grantNotReadyWait):
+				askErr = nil
+			case <-ctx.Done():
+				return nil, 0, ctx.Err()
+			}
+		case askErr == nil, errors.Is(askErr, store.ErrUserQuota), errors.Is(askErr, ErrOwnerUnavailable):
+		default:
+			return nil, 0, askErr
+		}
+	}
+	return nil, 0, ErrOwnerUnavailable
+}
+
+// growOp is the call that grows g for op: what op lacks, plus headroom —
+// what g has in use again, or its spend of sliceHorizon, whichever is
+// more. b.mu is held.
+func (b *grantBook) growOp(g *grant, op store.ReserveOp, avail int64) store.GrantOp {
+	avail = max(avail, 0)
+	headroom := max(satAdd(g.held, op.Amount), g.spend.perSecond(b.now())*int64(sliceHorizon/time.Second))
+	return store.GrantOp{UserID: g.user, Amount: satAdd(max(op.Amount-avail, 1), headroom), Min: max(op.Need()-avail, 1)}
+}
+
+// ask sends op (a grow or a give-back) to g's owner, after any call of g
+// whose answer was lost, and applies what it got; g.asking is set, and
+// ask ends it.
+func (b *grantBook) ask(g *grant, op store.GrantOp) error {
+	defer func() {
+		b.mu.Lock()
+		close(g.asking)
+		g.asking = nil
+		b.mu.Unlock()
+	}()
+	b.mu.Lock()
+	unsure := g.unsure
+	b.mu.Unlock()
+	if unsure != nil {
+		if err := b.send(g, *unsure); err != nil {
+			if op.Amount < 0 {
+				b.mu.Lock()
+				g.owed += -op.Amount
+				b.mu.Unlock()
+			}
+			return err
+		}
+	}
+	if op.Amount == 0 {
+		return nil
+	}
+	op.Key = fmt.Sprintf("%s-%d", b.boot, b.keys.Add(1))
+	return b.send(g, op)
+}
+
+// send makes one call to the owner. A give-back was taken off g before
+// (nothing may hold it meanwhile); a grow adds what the owner granted.
+func (b *grantBook) send(g *grant, op store.GrantOp) error {
+	through, err := b.firstEvent()
+	if err != nil {
+		return err
+	}
+	op.NodeID, op.Boot, op.Through = b.self, b.boot, through
+	ctx, cancel := context.WithTimeout(context.Background(), grantTimeout)
+	got, err := b.source.Grant(ctx, op)
+	cancel()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case err == nil:
+		g.unsure = nil
+		if op.Amount > 0 {
+			g.granted = satAdd(g.granted, got)
+		}
+		return nil
+	case errors.Is(err, store.ErrUserQuota), errors.Is(err, store.ErrGrantNotReady):
+		g.unsure = nil // refused: the owner applied nothing
+		return err
+	}
+	g.unsure = &op
+	g.downUntil = b.now().Add(grantBackoff)
+	b.log.Warn("cluster grant: owner node unavailable", "user_id", g.user, "amount", op.Amount, "err", err)
+	return fmt.Errorf("%w: %v", ErrOwnerUnavailable, err)
+}
+
+// firstEvent is this node's last event id when it first asked an owner:
+// the owner settles this process's earlier grants once it applied them.
+func (b *grantBook) firstEvent() (int64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started {
+		return b.through, nil
+	}
+	id, err := b.st.LastEventID(context.Background())
+	if err != nil {
+		return 0, err
+	}
+	b.through, b.started = id, true
+	return id, nil
+}
+
+// release takes a call's hold off its grant and counts its cost as spent.
+func (b *grantBook) release(g *grant, held, cost int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	g.held -= held
+	g.calls--
+	now := b.now()
+	g.used = now
+	if cost > 0 {
+		g.spent = satAdd(g.spent, cost)
+		g.spend.add(now, cost)
+	}
+}
+
+// shrink gives part of a call's hold back to its grant (the node's own
+// book held less).
+func (b *grantBook) shrink(g *grant, amount int64) {
+	b.mu.Lock()
+	g.held -= amount
+	b.mu.Unlock()
+}
+
+// giveBack gives back every grant idle since cutoff, and sends again the
+// calls whose answers were lost; the calls run in the background.
+func (b *grantBook) giveBack(cutoff time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for user, g := range b.grants {
+		if g.calls > 0 || g.waiting > 0 || g.asking != nil || g.used.After(cutoff) || b.now().Before(g.downUntil) {
+			continue
+		}
+		back := max(g.granted-g.spent, 0) + g.owed
+		g.granted, g.spent, g.owed = 0, 0, 0
+		if back == 0 && g.unsure == nil {
+			delete(b.grants, user)
+			continue
+		}
+		g.asking = make(chan struct{})
+		op := store.GrantOp{UserID: user, Amount: -back}
+		b.calls.Add(1)
+		go func() {
+			defer b.calls.Done()
+			b.ask(g, op)
+		}()
+	}
+}
+
+// run gives back idle grants until quit, and all of them then; it closes
+// done when those calls ended.
+func (b *grantBook) run(quit <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(sliceTick)
+	defer t.Stop()
+	for {
+		select {
+		case now := <-t.C:
+			b.giveBack(now.Add(-grantIdle))
+		case <-quit:
+			b.giveBack(b.now().Add(time.Hour))
+			b.calls.Wait()
+			return
+		}
+	}
+}
+
+// reserveGranted holds op from its user's grant, then from this node's own
+// book: both must cover the call.
+func (l *Ledger) reserveGranted(ctx context.Context, op store.ReserveOp) (Hold, error) {
+	g, amount, err := l.grants.hold(ctx, op)
+	if err != nil {
+		return Hold{}, err
+	}
+	inner := op
+	inner.Amount = amount
+	h, err := l.reserveHere(ctx, inner)
+	if err != nil {
+		l.grants.release(g, amount, 0)
+		return Hold{}, err
+	}
+	if h.Amount < amount {
+		l.grants.shrink(g, amount-h.Amount)
+	}
+	h.grant = g
+	return h, nil
+}
+
+// GrantTo applies a grantee node's call on this node, the user's owner
+// (store.Grant). On SQLite the calls of this node hold in memory: a grant
+// is first held from the in-memory balance like a call, so this node's
+// calls and the grant never count the same money.
+func (l *Ledger) GrantTo(ctx context.Context, op store.GrantOp) (int64, error) {
+	if op.Amount <= 0 || l.book == nil {
+		got, err := l.store.Grant(ctx, op)
+		l.regranted(op.UserID, 0)
+		return got, err
+	}
+	h, err := l.reserveLocal(ctx, store.ReserveOp{UserID: op.UserID, Amount: op.Amount, Min: op.Min})
+	if err != nil {
+		return 0, err
+	}
+	op.Amount = h.Amount
+	got, err := l.store.Grant(ctx, op)
+	l.regranted(op.UserID, h.Amount)
+	return got, err
+}
+
+// regranted makes the in-memory book read user's balance again (the
+// grants changed it) and drops the hold that covered the grant meanwhile.
+func (l *Ledger) regranted(user, held int64) {
+	if l.book != nil {
+		l.book.reread(user, held)
+	}
+}
