@@ -147,6 +147,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "POST /api/cluster/redeem", levelGuest, s.clusterOn(s.clusterRedeem))
 	s.handle(mux, "POST /api/cluster/activate", levelGuest, s.clusterOn(s.clusterActivate))
 	s.handle(mux, "POST /api/cluster/set_quota", levelGuest, s.clusterOn(s.clusterSetQuota))
+	s.handle(mux, "POST /api/cluster/grant", levelGuest, s.clusterOn(s.clusterGrant))
 	s.handle(mux, "GET /api/cluster_node/{$}", levelRoot, s.clusterOn(s.listClusterNodes))
 	s.handle(mux, "GET /api/cluster_node/ping/{id}", levelRoot, sameSiteOnly(s.clusterOn(s.pingClusterNode)))
 	s.handle(mux, "GET /api/cluster_node/{id}", levelRoot, s.clusterOn(s.getClusterNode))

@@ -1,0 +1,48 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/modelgate/modelgate/internal/cluster/owner"
+	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// Granter applies a grantee node's grant call on the user's owner
+// (billing.Ledger.GrantTo).
+type Granter interface {
+	GrantTo(ctx context.Context, op store.GrantOp) (int64, error)
+}
+
+// clusterGrant answers POST /api/cluster/grant on a user's owner node: a
+// grant of part of the user's balance to the calling node, or a give-back
+// (docs/decisions/cluster-grants.md). The outcome is the answer's data;
+// success false means the call itself was refused (secret, body, not this
+// node's user).
+func (s *Server) clusterGrant(w http.ResponseWriter, r *http.Request) error {
+	if err := s.clusterAuth(r, "cluster grant"); err != nil {
+		return err
+	}
+	var op store.GrantOp
+	if err := httpx.DecodeLimit(w, r, &op, owner.MaxBodyBytes); err != nil {
+		return err
+	}
+	if s.Grants == nil || op.UserID <= 0 || op.NodeID <= 0 || op.Key == "" || len(op.Key) > 64 || op.Boot == "" || op.Min < 0 {
+		return httpx.Fail(MsgOwnerRequest)
+	}
+	got, err := s.Grants.GrantTo(r.Context(), op)
+	switch {
+	case errors.Is(err, store.ErrNotGrantOwner):
+		s.Log.Warn("cluster grant refused: not this node's user", "user_id", op.UserID, "node_id", op.NodeID, "remote", r.RemoteAddr)
+		return httpx.Fail(MsgBalanceNotOwner)
+	case errors.Is(err, store.ErrUserQuota):
+		return httpx.OK(w, owner.GrantAnswer{Outcome: owner.GrantQuota})
+	case errors.Is(err, store.ErrGrantNotReady):
+		return httpx.OK(w, owner.GrantAnswer{Outcome: owner.GrantNotReady})
+	case err != nil:
+		return err
+	}
+	return httpx.OK(w, owner.GrantAnswer{Outcome: owner.GrantOK, Amount: got})
+}
