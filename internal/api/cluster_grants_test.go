@@ -1,0 +1,259 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apptest"
+	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
+	"github.com/modelgate/modelgate/internal/relay"
+)
+
+// Money across a partitioned cluster (issue 24 §3): a node spends a
+// balance another node owns only from the owner's grant
+// (docs/decisions/cluster-grants.md).
+
+// grantCallCost is what one grantCall costs: 12 prompt tokens at 1,000
+// and 8 completion tokens at 3,000 CNY per million.
+const grantCallCost = 12*1_000 + 8*3_000
+
+// grantCall is a chat call whose hold is its exact cost (max_tokens 8, as
+// the fake upstream answers).
+func grantCall() map[string]any {
+	b := chatBody("gpt-test")
+	b["max_tokens"] = 8
+	return b
+}
+
+// grantCluster starts three linked nodes and a user of node 1 with
+// balance on every node; it returns the nodes' gateways and the links.
+func grantCluster(t *testing.T, balance int64) ([]*apptest.Gateway, *apptest.Links) {
+	t.Helper()
+	up := fakeupstream.New(t)
+	nodes, links := apptest.NewLinkedCluster(t, 3)
+	g := nodes[0].NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, InputPrice: 1000, OutputPrice: 3000, Quota: balance})
+	gs := make([]*apptest.Gateway, len(nodes))
+	for i, n := range nodes {
+		root := n.Root()
+		apptest.Eventually(t, fmt.Sprintf("the user and key on node %d", i+1), func() bool {
+			u, ok := userOn(t, root, g.UserID)
+			// A model nobody offers: the key is known once this is not 401.
+			return ok && u.Quota == balance && n.Call(g.Key, "POST", "/v1/chat/completions", chatBody("no-such-model")).Status != 401
+		})
+		gs[i] = &apptest.Gateway{Env: n, Root: root, UserID: g.UserID, Key: g.Key, ChannelID: g.ChannelID}
+	}
+	// The channel and its price, too.
+	for i, n := range nodes {
+		apptest.Eventually(t, fmt.Sprintf("the model on node %d", i+1), func() bool {
+			return n.Call(g.Key, "POST", "/v1/chat/completions", chatBody("no-such-model")).Status != 401 &&
+				modelServed(t, gs[i])
+		})
+	}
+	return gs, links
+}
+
+// modelServed reports whether g's node prices the test model.
+func modelServed(t *testing.T, g *apptest.Gateway) bool {
+	r := g.Root.Do("GET", "/api/model_price/", nil)
+	return r.Success && strings.Contains(string(r.Raw), "gpt-test")
+}
+
+// spendAll makes workers parallel calls on g's node until each is refused
+// once; it returns the calls served and the refusals by status.
+func spendAll(g *apptest.Gateway, workers int) (served int64, refused map[int]int) {
+	var n atomic.Int64
+	var mu sync.Mutex
+	refused = map[int]int{}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				r := g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall())
+				if r.Status == 200 {
+					n.Add(1)
+					continue
+				}
+				mu.Lock()
+				refused[r.Status]++
+				mu.Unlock()
+				return
+			}
+		}()
+	}
+	wg.Wait()
+	return n.Load(), refused
+}
+
+// settledEverywhere waits until every node shows the same balance and
+// every node's logs hold every charge, and returns the balance and the sum
+// of the charges.
+func settledEverywhere(t *testing.T, gs []*apptest.Gateway) (quota, billed int64) {
+	t.Helper()
+	apptest.Eventually(t, "one balance and every charge on every node", func() bool {
+		var quotas []int64
+		var sums []int64
+		for _, g := range gs {
+			g.Env.SettleAll()
+			u, _ := userOn(t, g.Root, g.UserID)
+			var sum int64
+			for _, l := range g.AllConsumeLogs() {
+				sum += l.Quota
+			}
+			quotas, sums = append(quotas, u.Quota), append(sums, sum)
+		}
+		for i := range quotas {
+			if quotas[i] != quotas[0] || sums[i] != sums[0] {
+				return false
+			}
+		}
+		quota, billed = quotas[0], sums[0]
+		return true
+	})
+	return quota, billed
+}
+
+// grantsBack waits until the owner (node 1) holds no grant of the user.
+func grantsBack(t *testing.T, gs []*apptest.Gateway) {
+	t.Helper()
+	apptest.Eventually(t, "every grant given back", func() bool {
+		m, err := gs[0].Env.App.Store.GrantedTo(context.Background(), gs[0].UserID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(m) == 0
+	})
+}
+
+func TestClusterPartitionNeverOverspends(t *testing.T) {
+	const balance = 900_000
+	gs, links := grantCluster(t, balance)
+	// Every node spends a little first: nodes 2 and 3 hold grants when the
+	// links go.
+	for i, g := range gs {
+		for range 2 {
+			if r := g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall()); r.Status != 200 {
+				m, _ := gs[0].Env.App.Store.GrantedTo(context.Background(), gs[0].UserID)
+				t.Fatalf("call before the partition on node %d: %d %s (grants %v)", i+1, r.Status, r.Body, m)
+			}
+		}
+	}
+	links.Partition([]int{1}, []int{2}, []int{3})
+	var wg sync.WaitGroup
+	served := make([]int64, len(gs))
+	refused := make([]map[int]int, len(gs))
+	for i, g := range gs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			served[i], refused[i] = spendAll(g, 6)
+		}()
+	}
+	wg.Wait()
+	for i := range gs {
+		t.Logf("partition: node %d served %d calls (%d quota), refused %v", i+1, served[i], served[i]*grantCallCost, refused[i])
+	}
+	if refused[1][http.StatusServiceUnavailable] == 0 || refused[2][http.StatusServiceUnavailable] == 0 {
+		t.Fatalf("cut-off nodes were not refused with 503: %v %v", refused[1], refused[2])
+	}
+	if refused[0][http.StatusTooManyRequests] == 0 {
+		t.Fatalf("the owner was not refused for the balance: %v", refused[0])
+	}
+	links.Heal()
+	quota, billed := settledEverywhere(t, gs)
+	t.Logf("after the heal: balance %d, billed %d of %d", quota, billed, balance)
+	if quota < 0 || billed > balance || quota != balance-billed {
+		t.Fatalf("balance %d, billed %d: the partition spent more than %d", quota, billed, balance)
+	}
+	grantsBack(t, gs)
+}
+
+func TestClusterGrantServesAndGoesBack(t *testing.T) {
+	gs, _ := grantCluster(t, 10_000_000)
+	for i := range 10 {
+		g := gs[1+i%2]
+		if r := g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall()); r.Status != 200 {
+			t.Fatalf("call %d on node %d: %d %s", i, 2+i%2, r.Status, r.Body)
+		}
+	}
+	m, err := gs[0].Env.App.Store.GrantedTo(context.Background(), gs[0].UserID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m[2] == 0 || m[3] == 0 {
+		t.Fatalf("grants on the owner right after the calls: %v, want some for nodes 2 and 3", m)
+	}
+	// Idle, the grants go back (2 s), and the balance is the same
+	// everywhere.
+	grantsBack(t, gs)
+	quota, billed := settledEverywhere(t, gs)
+	if billed != 10*grantCallCost || quota != 10_000_000-billed {
+		t.Fatalf("balance %d, billed %d, want %d billed", quota, billed, 10*grantCallCost)
+	}
+}
+
+func TestClusterOwnerDownServesSliceThenRefuses(t *testing.T) {
+	gs, _ := grantCluster(t, 10_000_000)
+	g := gs[1]
+	if r := g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall()); r.Status != 200 {
+		t.Fatalf("call with the owner up: %d %s", r.Status, r.Body)
+	}
+	gs[0].Env.Pause()
+	var served int
+	for {
+		r := g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall())
+		if r.Status == 200 {
+			served++
+			continue
+		}
+		if r.Status != http.StatusServiceUnavailable || !strings.Contains(string(r.Body), relay.MsgOwnerUnavailable) ||
+			r.Header.Get("Retry-After") == "" {
+			t.Fatalf("refusal with the owner down: %d %s", r.Status, r.Body)
+		}
+		break
+	}
+	if served == 0 {
+		t.Fatal("nothing served from the slice the node held")
+	}
+	t.Logf("owner down: %d calls served from the slice, then 503", served)
+	gs[0].Env.Resume()
+	apptest.Eventually(t, "calls served again with the owner back", func() bool {
+		return g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall()).Status == 200
+	})
+}
+
+// TestClusterGrantLatency measures what a grant adds to a call on a node
+// that does not own the balance: the same node serves a user it owns (no
+// grant) and a user node 1 owns (grants), sequentially.
+func TestClusterGrantLatency(t *testing.T) {
+	gs, _ := grantCluster(t, 100_000_000)
+	// A user node 2 owns, paying through the channel and price node 1 made.
+	cl, id := gs[1].Env.NewUser("local", 1)
+	gs[1].Root.OK("POST", "/api/topup", map[string]any{"user_id": id, "quota": 100_000_000})
+	localKey := cl.CreateToken(map[string]any{"name": "local", "unlimited_quota": true}).Key
+	const n = 300
+	measure := func(key string) (p50, p99 time.Duration) {
+		var d []time.Duration
+		for range n {
+			start := time.Now()
+			if r := gs[1].Env.Call(key, "POST", "/v1/chat/completions", grantCall()); r.Status != 200 {
+				t.Fatalf("call: %d %s", r.Status, r.Body)
+			}
+			d = append(d, time.Since(start))
+		}
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return d[n/2], d[n*99/100]
+	}
+	ownP50, ownP99 := measure(localKey)
+	grantP50, grantP99 := measure(gs[1].Key)
+	t.Logf("call on node 2, user owned by node 2 (no grant): p50 %v p99 %v", ownP50, ownP99)
+	t.Logf("call on node 2, user owned by node 1 (grant): p50 %v p99 %v", grantP50, grantP99)
+}
