@@ -125,7 +125,10 @@ func (b *grantBook) hold(ctx context.Context, op store.ReserveOp) (*grant, int64
 		b.mu.Lock()
 		g := b.get(op.UserID)
 		avail := g.available()
-		if avail >= op.Amount || (attempt > 0 && avail >= op.Need()) {
+		// With the owner out of reach the grant cannot grow: a call takes
+		// what it has, down to what it needs, as after a grow.
+		down := b.now().Before(g.downUntil)
+		if avail >= op.Amount || ((attempt > 0 || down) && avail >= op.Need()) {
 			amount := min(op.Amount, avail)
 			g.held += amount
 			g.calls++
@@ -152,7 +155,7 @@ func (b *grantBook) hold(ctx context.Context, op store.ReserveOp) (*grant, int64
 			}
 			continue
 		}
-		if b.now().Before(g.downUntil) {
+		if down {
 			b.mu.Unlock()
 			return nil, 0, ErrOwnerUnavailable
 		}
@@ -376,4 +379,14 @@ func (l *Ledger) regranted(user, held int64) {
 	if l.book != nil {
 		l.book.reread(user, held)
 	}
+}
+
+// ReleaseGrants drops every grant this node gave node (store.ReleaseGrants)
+// and makes the in-memory balances read again.
+func (l *Ledger) ReleaseGrants(ctx context.Context, node int) (users int, amount int64, err error) {
+	ids, amount, err := l.store.ReleaseGrants(ctx, node)
+	for _, id := range ids {
+		l.regranted(id, 0)
+	}
+	return len(ids), amount, err
 }
