@@ -10,10 +10,14 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// Granter applies a grantee node's grant call on the user's owner
-// (billing.Ledger.GrantTo).
+// MsgReleaseEnabled refuses to release the grants of a node still enabled.
+const MsgReleaseEnabled = "请先停用该节点(DELETE /api/cluster_node/{id}),再释放授予它的额度"
+
+// Granter applies a grantee node's grant call on the user's owner, and
+// root's release of a gone node's grants (billing.Ledger).
 type Granter interface {
 	GrantTo(ctx context.Context, op store.GrantOp) (int64, error)
+	ReleaseGrants(ctx context.Context, node int) (users int, amount int64, err error)
 }
 
 // clusterGrant answers POST /api/cluster/grant on a user's owner node: a
@@ -45,4 +49,33 @@ func (s *Server) clusterGrant(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return httpx.OK(w, owner.GrantAnswer{Outcome: owner.GrantOK, Amount: got})
+}
+
+// releaseView is the answer of a release: the users whose grants were
+// dropped and the amount that came back to their balances.
+type releaseView struct {
+	Users  int   `json:"users"`
+	Amount int64 `json:"amount"`
+}
+
+// releaseNodeGrants answers POST /api/cluster_node/{id}/release_grants:
+// root drops every grant this node gave a node gone for good, which must
+// be disabled first (docs/decisions/cluster-grants.md).
+func (s *Server) releaseNodeGrants(w http.ResponseWriter, r *http.Request) error {
+	n, err := s.clusterNode(r)
+	if err != nil {
+		return err
+	}
+	if !n.Disabled {
+		return httpx.Fail(MsgReleaseEnabled)
+	}
+	if s.Grants == nil {
+		return httpx.OK(w, releaseView{})
+	}
+	users, amount, err := s.Grants.ReleaseGrants(r.Context(), n.NodeID)
+	if err != nil {
+		return err
+	}
+	s.Log.Warn("cluster grants released by root", "node_id", n.NodeID, "users", users, "amount", amount)
+	return httpx.OK(w, releaseView{Users: users, Amount: amount})
 }

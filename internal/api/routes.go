@@ -155,6 +155,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "PUT /api/cluster_node/{$}", levelRoot, s.clusterOn(s.updateClusterNode))
 	s.handle(mux, "DELETE /api/cluster_node/{id}", levelRoot, s.clusterOn(s.deleteClusterNode))
 	s.handle(mux, "POST /api/cluster_node/{id}/enable", levelRoot, s.clusterOn(s.enableClusterNode))
+	s.handle(mux, "POST /api/cluster_node/{id}/release_grants", levelRoot, s.clusterOn(s.releaseNodeGrants))
 	s.handle(mux, "POST /api/cluster_node/{id}/join", levelRoot, sameSiteOnly(s.clusterOn(s.joinCluster)))
 
 	s.handle(mux, "/api/", levelGuest, notFound)

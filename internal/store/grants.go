@@ -190,3 +190,23 @@ func (s *Store) GrantedTo(ctx context.Context, userID int64) (map[int]int64, err
 	}
 	return out, nil
 }
+
+// ReleaseGrants drops every grant this node gave node nodeID (root's
+// last resort for a node gone for good: what it held but did not spend
+// comes back to the balances; if the node was alive after all, it can
+// still spend what it held, so the balances can lose up to that much). It
+// returns the users whose balances grew and the amount released.
+func (s *Store) ReleaseGrants(ctx context.Context, nodeID int) (users []int64, amount int64, err error) {
+	err = s.write(ctx, "release grants", func(tx *Tx) error {
+		var rows []clusterGrant
+		if err := tx.forUpdate().Where("node_id = ? AND user_id > 0", nodeID).Find(&rows).Error; err != nil {
+			return err
+		}
+		users, amount = nil, 0
+		for _, r := range rows {
+			users, amount = append(users, r.UserID), amount+r.Amount
+		}
+		return tx.db.Where("node_id = ? AND user_id > 0", nodeID).Delete(&clusterGrant{}).Error
+	})
+	return users, amount, err
+}
