@@ -299,3 +299,20 @@ func TestClusterReleaseGoneNodeGrants(t *testing.T) {
 	}
 	grantsBack(t, gs)
 }
+
+// TestClusterRemovedOwnerSpendsLocally: a node that root removed from the
+// cluster (disabled here) owns no balances for this node any more: its
+// users are served against this node's view, as before grants.
+func TestClusterRemovedOwnerSpendsLocally(t *testing.T) {
+	gs, links := grantCluster(t, 10_000_000)
+	links.Cut(1, 2)
+	g := gs[1]
+	if r := g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall()); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("owner cut off, no grant: %d %s", r.Status, r.Body)
+	}
+	g.Root.OK("DELETE", apptest.Path("/api/cluster_node/%d", nodeRecordID(t, g.Root, 1)), nil)
+	// Once the back-off after the failure is over (1 s).
+	apptest.Eventually(t, "a call with the owner removed", func() bool {
+		return g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall()).Status == 200
+	})
+}

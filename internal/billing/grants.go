@@ -39,6 +39,9 @@ const (
 	// grantNotReadyWait is how long a call waits before asking again an
 	// owner that has not applied this node's earlier events yet.
 	grantNotReadyWait = 50 * time.Millisecond
+	// ownerRemovedRecheck is how long a disabled owner is believed
+	// disabled before the node table is read again.
+	ownerRemovedRecheck = 5 * time.Second
 )
 
 // ErrOwnerUnavailable is a call refused because the user's owner node
@@ -77,6 +80,9 @@ type grant struct {
 	owed int64
 	// downUntil refuses calls at once after the owner was unreachable.
 	downUntil time.Time
+	// removedUntil: root disabled the owner node here; until then calls
+	// skip the grant (checked again after it).
+	removedUntil time.Time
 }
 
 func (g *grant) available() int64 { return g.granted - g.spent - g.held }
@@ -124,6 +130,10 @@ func (b *grantBook) hold(ctx context.Context, op store.ReserveOp) (*grant, int64
 	for attempt := range maxGrowAttempts {
 		b.mu.Lock()
 		g := b.get(op.UserID)
+		if b.now().Before(g.removedUntil) {
+			b.mu.Unlock()
+			return nil, 0, store.ErrGrantOwnerRemoved
+		}
 		avail := g.available()
 		// With the owner out of reach the grant cannot grow: a call takes
 		// what it has, down to what it needs, as after a grow.
@@ -175,6 +185,11 @@ func (b *grantBook) hold(ctx context.Context, op store.ReserveOp) (*grant, int64
 				return nil, 0, ctx.Err()
 			}
 		case askErr == nil, errors.Is(askErr, store.ErrUserQuota), errors.Is(askErr, ErrOwnerUnavailable):
+		case errors.Is(askErr, store.ErrGrantOwnerRemoved):
+			b.mu.Lock()
+			g.removedUntil = b.now().Add(ownerRemovedRecheck)
+			b.mu.Unlock()
+			return nil, 0, askErr
 		default:
 			return nil, 0, askErr
 		}
@@ -241,8 +256,8 @@ func (b *grantBook) send(g *grant, op store.GrantOp) error {
 			g.granted = satAdd(g.granted, got)
 		}
 		return nil
-	case errors.Is(err, store.ErrUserQuota), errors.Is(err, store.ErrGrantNotReady):
-		g.unsure = nil // refused: the owner applied nothing
+	case errors.Is(err, store.ErrUserQuota), errors.Is(err, store.ErrGrantNotReady), errors.Is(err, store.ErrGrantOwnerRemoved):
+		g.unsure = nil // refused, or not sent: the owner applied nothing
 		return err
 	}
 	g.unsure = &op
@@ -336,6 +351,11 @@ func (b *grantBook) run(quit <-chan struct{}, done chan<- struct{}) {
 // book: both must cover the call.
 func (l *Ledger) reserveGranted(ctx context.Context, op store.ReserveOp) (Hold, error) {
 	g, amount, err := l.grants.hold(ctx, op)
+	if errors.Is(err, store.ErrGrantOwnerRemoved) {
+		// The owner left the cluster (disabled here by root): its users
+		// are spent against this node's view, as before grants.
+		return l.reserveHere(ctx, op)
+	}
 	if err != nil {
 		return Hold{}, err
 	}

@@ -29,6 +29,12 @@ var ErrGrantNotReady = errors.New("grantee's earlier events not applied yet")
 // or by the owner itself.
 var ErrNotGrantOwner = errors.New("not this node's user to grant")
 
+// ErrGrantOwnerRemoved is a grant that cannot be asked because root
+// disabled the user's owner node in this node's table (the node was
+// removed from the cluster): its users are spent against this node's own
+// view, as before grants.
+var ErrGrantOwnerRemoved = errors.New("owner node disabled in this node's table")
+
 // GrantOp is one grantee's call to a user's owner. A positive Amount asks
 // a grant of up to Amount and at least Min; a negative one gives -Amount
 // back. Key names the call: the owner applies one call per key, and

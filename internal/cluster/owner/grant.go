@@ -28,10 +28,14 @@ type GrantAnswer struct {
 
 // Grant sends op to the owner of op's user (billing.GrantSource): what the
 // owner granted, store.ErrUserQuota or store.ErrGrantNotReady for its
-// refusals, ErrUnavailable when it could not be asked or did not answer.
+// refusals, ErrUnavailable when it could not be asked or did not answer,
+// store.ErrGrantOwnerRemoved when root disabled the owner here.
 func (r *Router) Grant(ctx context.Context, op store.GrantOp) (int64, error) {
 	if r.Local(op.UserID) {
 		return 0, fmt.Errorf("user %d is owned here: %w", op.UserID, store.ErrNotGrantOwner)
+	}
+	if n, err := r.nodes.ClusterNodeByNodeID(ctx, cluster.Owner(op.UserID)); err == nil && n.Disabled {
+		return 0, fmt.Errorf("node %d: %w", n.NodeID, store.ErrGrantOwnerRemoved)
 	}
 	var ans GrantAnswer
 	if err := r.Forward(ctx, op.UserID, GrantPath, op, &ans); err != nil {
