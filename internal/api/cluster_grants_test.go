@@ -316,3 +316,31 @@ func TestClusterRemovedOwnerSpendsLocally(t *testing.T) {
 		return g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall()).Status == 200
 	})
 }
+
+// TestClusterRestartedGranteeSettlesItsGrants: a node that stopped without
+// giving its grant back (its owner out of reach) asks again after its
+// restart; the owner first applies its earlier charges, then drops what
+// was left of the earlier grant, exactly.
+func TestClusterRestartedGranteeSettlesItsGrants(t *testing.T) {
+	gs, links := grantCluster(t, 10_000_000)
+	for range 3 {
+		if r := gs[1].Env.Call(gs[1].Key, "POST", "/v1/chat/completions", grantCall()); r.Status != 200 {
+			t.Fatalf("call on node 2: %d %s", r.Status, r.Body)
+		}
+	}
+	links.Cut(1, 2)
+	n2 := gs[1].Env.Restart()
+	links.Heal()
+	if held, _ := gs[0].Env.App.Store.GrantedTo(context.Background(), gs[0].UserID); held[2] == 0 {
+		t.Fatalf("grants %v before node 2 asks again: want node 2's earlier grant", held)
+	}
+	gs[1] = &apptest.Gateway{Env: n2, Root: n2.Root(), UserID: gs[1].UserID, Key: gs[1].Key, ChannelID: gs[1].ChannelID}
+	apptest.Eventually(t, "a call on node 2 after its restart", func() bool {
+		return n2.Call(gs[1].Key, "POST", "/v1/chat/completions", grantCall()).Status == 200
+	})
+	grantsBack(t, gs)
+	quota, billed := settledEverywhere(t, gs)
+	if billed != 4*grantCallCost || quota != 10_000_000-billed {
+		t.Fatalf("balance %d, billed %d, want %d billed", quota, billed, 4*grantCallCost)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,20 @@ func NewNode(t testing.TB, nodeID int, secret string, env ...string) *Env {
 		"CLUSTER_SECRET", secret,
 	}
 	return startOn(t, Config(t, append(vars, env...)...), ln, []app.Option(nil)...)
+}
+
+// Restart stops the node and starts it again on the same address and
+// database, as a process started again after it stopped: what it kept in
+// memory is gone, its database stays.
+func (e *Env) Restart() *Env {
+	e.t.Helper()
+	addr := strings.TrimPrefix(e.URL(), "http://")
+	e.Stop()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return startOn(e.t, e.Config, ln)
 }
 
 // URL is the base address of the gateway.
