@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/store"
@@ -33,7 +34,7 @@ func (s *Server) clusterGrant(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeLimit(w, r, &op, owner.MaxBodyBytes); err != nil {
 		return err
 	}
-	if s.Grants == nil || op.UserID <= 0 || op.NodeID <= 0 || op.Key == "" || len(op.Key) > 64 || op.Boot == "" || op.Min < 0 {
+	if s.Grants == nil || op.UserID <= 0 || op.NodeID <= 0 || op.NodeID >= cluster.IDStride || op.Key == "" || len(op.Key) > 64 || op.Boot == "" || op.Min < 0 {
 		return httpx.Fail(MsgOwnerRequest)
 	}
 	got, err := s.Grants.GrantTo(r.Context(), op)
