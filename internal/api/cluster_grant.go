@@ -34,18 +34,17 @@ func (s *Server) clusterGrant(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.DecodeLimit(w, r, &op, owner.MaxBodyBytes); err != nil {
 		return err
 	}
-	if s.Grants == nil || op.UserID <= 0 || op.NodeID <= 0 || op.NodeID >= cluster.IDStride || op.Key == "" || len(op.Key) > 64 || op.Boot == "" || op.Min < 0 {
+	if s.Grants == nil || op.UserID <= 0 || op.TokenID < 0 || op.NodeID <= 0 || op.NodeID >= cluster.IDStride || op.Key == "" || len(op.Key) > 64 || op.Boot == "" || op.Min < 0 {
 		return httpx.Fail(MsgOwnerRequest)
 	}
 	got, err := s.Grants.GrantTo(r.Context(), op)
-	switch {
+	switch outcome := owner.GrantOutcome(err); {
 	case errors.Is(err, store.ErrNotGrantOwner):
-		s.Log.Warn("cluster grant refused: not this node's user", "user_id", op.UserID, "node_id", op.NodeID, "remote", r.RemoteAddr)
+		s.Log.Warn("cluster grant refused: not this node's row", "user_id", op.UserID, "token_id", op.TokenID,
+			"node_id", op.NodeID, "remote", r.RemoteAddr)
 		return httpx.Fail(MsgBalanceNotOwner)
-	case errors.Is(err, store.ErrUserQuota):
-		return httpx.OK(w, owner.GrantAnswer{Outcome: owner.GrantQuota})
-	case errors.Is(err, store.ErrGrantNotReady):
-		return httpx.OK(w, owner.GrantAnswer{Outcome: owner.GrantNotReady})
+	case outcome != "":
+		return httpx.OK(w, owner.GrantAnswer{Outcome: outcome})
 	case err != nil:
 		return err
 	}

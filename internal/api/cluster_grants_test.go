@@ -53,6 +53,7 @@ func grantCluster(t *testing.T, balance int64, price ...float64) ([]*apptest.Gat
 		})
 		gs[i] = &apptest.Gateway{Env: n, Root: root, UserID: g.UserID, Key: g.Key, ChannelID: g.ChannelID}
 	}
+	gs[0].User = g.User
 	// The channel and its price, too.
 	for i, n := range nodes {
 		apptest.Eventually(t, fmt.Sprintf("the model on node %d", i+1), func() bool {
@@ -186,6 +187,60 @@ func TestClusterPartitionNeverOverspends(t *testing.T) {
 		t.Fatalf("balance %d, billed %d: the partition spent more than %d", quota, billed, balance)
 	}
 	grantsBack(t, gs)
+}
+
+// TestClusterPartitionNeverOverspendsAKey: a limited key's own quota is
+// spent through its owner's grants too: a 3-way partition spends at most
+// the key's remain_quota, from a balance much larger.
+func TestClusterPartitionNeverOverspendsAKey(t *testing.T) {
+	const limit = 1_200_000
+	gs, links := grantCluster(t, 10_000_000)
+	tok := gs[0].User.CreateToken(map[string]any{"name": "limited", "remain_quota": limit, "unlimited_quota": false})
+	keyed := make([]*apptest.Gateway, len(gs))
+	for i, g := range gs {
+		keyed[i] = &apptest.Gateway{Env: g.Env, Root: g.Root, UserID: g.UserID, Key: tok.Key}
+		apptest.Eventually(t, fmt.Sprintf("the limited key on node %d", i+1), func() bool {
+			return g.Env.Call(tok.Key, "POST", "/v1/chat/completions", chatBody("no-such-model")).Status != 401
+		})
+	}
+	for i := len(keyed) - 1; i >= 0; i-- {
+		if r := keyed[i].Env.Call(tok.Key, "POST", "/v1/chat/completions", grantCall()); r.Status != 200 {
+			t.Fatalf("call before the partition on node %d: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	links.Partition([]int{1}, []int{2}, []int{3})
+	var wg sync.WaitGroup
+	for i, g := range keyed {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			served, refused := spendAll(g, 6)
+			t.Logf("partition: node %d served %d calls with the key, refused %v", i+1, served, refused)
+		}()
+	}
+	wg.Wait()
+	links.Heal()
+	quota, billed := settledEverywhere(t, gs)
+	ctx := context.Background()
+	apptest.Eventually(t, "the key's quota the same everywhere", func() bool {
+		var left []int64
+		for _, g := range gs {
+			k, err := g.Env.App.Store.UserToken(ctx, g.UserID, tok.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			left = append(left, k.RemainQuota)
+		}
+		return left[0] == left[1] && left[1] == left[2] && left[0] == limit-billed
+	})
+	t.Logf("after the heal: key spent %d of %d, balance %d", billed, limit, quota)
+	if billed > limit || quota != 10_000_000-billed {
+		t.Fatalf("billed %d with a key of %d, balance %d", billed, limit, quota)
+	}
+	apptest.Eventually(t, "every key grant given back", func() bool {
+		m, err := gs[0].Env.App.Store.GrantedOfToken(ctx, tok.ID)
+		return err == nil && len(m) == 0
+	})
 }
 
 func TestClusterGrantServesAndGoesBack(t *testing.T) {

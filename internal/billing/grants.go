@@ -60,10 +60,14 @@ type GrantSource interface {
 	Grant(ctx context.Context, op store.GrantOp) (int64, error)
 }
 
-// grant is this node's part of one user's balance. What a call may hold
-// is granted − spent − held.
+// grantKey names a grant: of a user's balance (token 0), or of a limited
+// key's remain_quota (user is then the key's user).
+type grantKey struct{ user, token int64 }
+
+// grant is this node's part of one balance. What a call may hold is
+// granted − spent − held.
 type grant struct {
-	user    int64
+	key     grantKey
 	granted int64 // what the owner granted and was not given back
 	spent   int64 // costs of calls settled from it
 	held    int64 // holds of calls in flight
@@ -87,7 +91,7 @@ type grant struct {
 
 func (g *grant) available() int64 { return g.granted - g.spent - g.held }
 
-// grantBook is the grants this node holds, one per user.
+// grantBook is the grants this node holds, one per balance.
 type grantBook struct {
 	source GrantSource
 	self   int
@@ -100,7 +104,7 @@ type grantBook struct {
 	calls sync.WaitGroup
 
 	mu      sync.Mutex
-	grants  map[int64]*grant
+	grants  map[grantKey]*grant
 	through int64 // this node's last event when it first asked (0 until then)
 	started bool
 	now     func() time.Time
@@ -110,26 +114,40 @@ func newGrantBook(source GrantSource, self int, st *store.Store, log *slog.Logge
 	var b [8]byte
 	rand.Read(b[:])
 	return &grantBook{source: source, self: self, st: st, log: log, boot: hex.EncodeToString(b[:]),
-		grants: map[int64]*grant{}, now: time.Now}
+		grants: map[grantKey]*grant{}, now: time.Now}
 }
 
-func (b *grantBook) get(user int64) *grant {
-	g := b.grants[user]
+func (b *grantBook) get(k grantKey) *grant {
+	g := b.grants[k]
 	if g == nil {
-		g = &grant{user: user, used: b.now()}
-		b.grants[user] = g
+		g = &grant{key: k, used: b.now()}
+		b.grants[k] = g
 	}
 	return g
 }
 
-// hold holds op.Amount of op's user from its grant, or, once the grant
-// tried to grow, what it has down to op.Need(); it asks the owner for more
-// when the grant has too little.
-func (b *grantBook) hold(ctx context.Context, op store.ReserveOp) (*grant, int64, error) {
+// keysOf are the grants a call of op holds from: its user's balance unless
+// this node owns the user, and its limited key's quota unless this node
+// owns the key.
+func (b *grantBook) keysOf(op store.ReserveOp) []grantKey {
+	var ks []grantKey
+	if !b.source.Local(op.UserID) {
+		ks = append(ks, grantKey{user: op.UserID})
+	}
+	if op.TokenLimited && !b.source.Local(op.TokenID) {
+		ks = append(ks, grantKey{user: op.UserID, token: op.TokenID})
+	}
+	return ks
+}
+
+// hold holds op.Amount from the grant k, or, once the grant tried to grow,
+// what it has down to op.Need(); it asks the owner for more when the grant
+// has too little.
+func (b *grantBook) hold(ctx context.Context, k grantKey, op store.ReserveOp) (*grant, int64, error) {
 	var askErr error
 	for attempt := range maxGrowAttempts {
 		b.mu.Lock()
-		g := b.get(op.UserID)
+		g := b.get(k)
 		if b.now().Before(g.removedUntil) {
 			b.mu.Unlock()
 			return nil, 0, store.ErrGrantOwnerRemoved
@@ -184,7 +202,7 @@ func (b *grantBook) hold(ctx context.Context, op store.ReserveOp) (*grant, int64
 			case <-ctx.Done():
 				return nil, 0, ctx.Err()
 			}
-		case askErr == nil, errors.Is(askErr, store.ErrUserQuota), errors.Is(askErr, ErrOwnerUnavailable):
+		case askErr == nil, isRefusal(askErr), errors.Is(askErr, ErrOwnerUnavailable):
 		case errors.Is(askErr, store.ErrGrantOwnerRemoved):
 			b.mu.Lock()
 			g.removedUntil = b.now().Add(ownerRemovedRecheck)
@@ -203,7 +221,8 @@ func (b *grantBook) hold(ctx context.Context, op store.ReserveOp) (*grant, int64
 func (b *grantBook) growOp(g *grant, op store.ReserveOp, avail int64) store.GrantOp {
 	avail = max(avail, 0)
 	headroom := max(satAdd(g.held, op.Amount), g.spend.perSecond(b.now())*int64(sliceHorizon/time.Second))
-	return store.GrantOp{UserID: g.user, Amount: satAdd(max(op.Amount-avail, 1), headroom), Min: max(op.Need()-avail, 1)}
+	return store.GrantOp{UserID: g.key.user, TokenID: g.key.token, Amount: satAdd(max(op.Amount-avail, 1), headroom),
+		Min: max(op.Need()-avail, 1)}
 }
 
 // ask sends op (a grow or a give-back) to g's owner, after any call of g
@@ -256,13 +275,13 @@ func (b *grantBook) send(g *grant, op store.GrantOp) error {
 			g.granted = satAdd(g.granted, got)
 		}
 		return nil
-	case errors.Is(err, store.ErrUserQuota), errors.Is(err, store.ErrGrantNotReady), errors.Is(err, store.ErrGrantOwnerRemoved):
+	case isRefusal(err), errors.Is(err, store.ErrGrantNotReady), errors.Is(err, store.ErrGrantOwnerRemoved):
 		g.unsure = nil // refused, or not sent: the owner applied nothing
 		return err
 	}
 	g.unsure = &op
 	g.downUntil = b.now().Add(grantBackoff)
-	b.log.Warn("cluster grant: owner node unavailable", "user_id", g.user, "amount", op.Amount, "err", err)
+	b.log.Warn("cluster grant: owner node unavailable", "user_id", g.key.user, "token_id", g.key.token, "amount", op.Amount, "err", err)
 	return fmt.Errorf("%w: %v", ErrOwnerUnavailable, err)
 }
 
@@ -309,18 +328,18 @@ func (b *grantBook) shrink(g *grant, amount int64) {
 func (b *grantBook) giveBack(cutoff time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for user, g := range b.grants {
+	for k, g := range b.grants {
 		if g.calls > 0 || g.waiting > 0 || g.asking != nil || g.used.After(cutoff) || b.now().Before(g.downUntil) {
 			continue
 		}
 		back := max(g.granted-g.spent, 0) + g.owed
 		g.granted, g.spent, g.owed = 0, 0, 0
 		if back == 0 && g.unsure == nil {
-			delete(b.grants, user)
+			delete(b.grants, k)
 			continue
 		}
 		g.asking = make(chan struct{})
-		op := store.GrantOp{UserID: user, Amount: -back}
+		op := store.GrantOp{UserID: k.user, TokenID: k.token, Amount: -back}
 		b.calls.Add(1)
 		go func() {
 			defer b.calls.Done()
@@ -347,66 +366,53 @@ func (b *grantBook) run(quit <-chan struct{}, done chan<- struct{}) {
 	}
 }
 
-// reserveGranted holds op from its user's grant, then from this node's own
-// book: both must cover the call.
+// reserveGranted holds op from the grants it needs (its user's balance,
+// then its limited key's quota), then from this node's own book: all must
+// cover the call.
 func (l *Ledger) reserveGranted(ctx context.Context, op store.ReserveOp) (Hold, error) {
-	g, amount, err := l.grants.hold(ctx, op)
-	if errors.Is(err, store.ErrGrantOwnerRemoved) {
-		// The owner left the cluster (disabled here by root): its users
-		// are spent against this node's view, as before grants.
-		return l.reserveHere(ctx, op)
+	var h Hold
+	amount := op.Amount
+	for _, k := range l.grants.keysOf(op) {
+		op.Amount = amount
+		g, got, err := l.grants.hold(ctx, k, op)
+		if errors.Is(err, store.ErrGrantOwnerRemoved) {
+			// The owner left the cluster (disabled here by root): its
+			// balance is spent against this node's view, as before grants.
+			continue
+		}
+		if err != nil {
+			l.grants.releaseHold(h.grants, amount, 0)
+			return Hold{}, err
+		}
+		l.grants.shrinkHold(h.grants, amount-got)
+		h.grants = append(h.grants, g)
+		amount = got
 	}
+	op.Amount = amount
+	inner, err := l.reserveHere(ctx, op)
 	if err != nil {
+		l.grants.releaseHold(h.grants, amount, 0)
 		return Hold{}, err
 	}
-	inner := op
-	inner.Amount = amount
-	h, err := l.reserveHere(ctx, inner)
-	if err != nil {
-		l.grants.release(g, amount, 0)
-		return Hold{}, err
-	}
-	if h.Amount < amount {
-		l.grants.shrink(g, amount-h.Amount)
-	}
-	h.grant = g
-	return h, nil
+	l.grants.shrinkHold(h.grants, amount-inner.Amount)
+	inner.grants = h.grants
+	return inner, nil
 }
 
-// GrantTo applies a grantee node's call on this node, the user's owner
-// (store.Grant). On SQLite the calls of this node hold in memory: a grant
-// is first held from the in-memory balance like a call, so this node's
-// calls and the grant never count the same money.
-func (l *Ledger) GrantTo(ctx context.Context, op store.GrantOp) (int64, error) {
-	if op.Amount <= 0 || l.book == nil {
-		got, err := l.store.Grant(ctx, op)
-		l.regranted(op.UserID, 0)
-		return got, err
-	}
-	h, err := l.reserveLocal(ctx, store.ReserveOp{UserID: op.UserID, Amount: op.Amount, Min: op.Min})
-	if err != nil {
-		return 0, err
-	}
-	op.Amount = h.Amount
-	got, err := l.store.Grant(ctx, op)
-	l.regranted(op.UserID, h.Amount)
-	return got, err
-}
-
-// regranted makes the in-memory book read user's balance again (the
-// grants changed it) and drops the hold that covered the grant meanwhile.
-func (l *Ledger) regranted(user, held int64) {
-	if l.book != nil {
-		l.book.reread(user, held)
+// releaseHold takes a call's hold of held off each of its grants and
+// counts its cost as spent of each.
+func (b *grantBook) releaseHold(gs []*grant, held, cost int64) {
+	for _, g := range gs {
+		b.release(g, held, cost)
 	}
 }
 
-// ReleaseGrants drops every grant this node gave node (store.ReleaseGrants)
-// and makes the in-memory balances read again.
-func (l *Ledger) ReleaseGrants(ctx context.Context, node int) (users int, amount int64, err error) {
-	ids, amount, err := l.store.ReleaseGrants(ctx, node)
-	for _, id := range ids {
-		l.regranted(id, 0)
+// shrinkHold gives part of a call's hold back to each of its grants.
+func (b *grantBook) shrinkHold(gs []*grant, amount int64) {
+	if amount == 0 {
+		return
 	}
-	return len(ids), amount, err
+	for _, g := range gs {
+		b.shrink(g, amount)
+	}
 }

@@ -141,8 +141,8 @@ func New(st *store.Store, cfg Config) *Ledger {
 type Hold struct {
 	Amount        int64
 	ReservationID int64
-	slice         *slice // the slice it was held from (Config.Slices)
-	grant         *grant // the owner's grant it was held from too (Config.Grants)
+	slice         *slice   // the slice it was held from (Config.Slices)
+	grants        []*grant // the owners' grants it was held from too (Config.Grants)
 }
 
 // release is the settlement that gives a hold back unused.
@@ -155,7 +155,7 @@ func release(op store.ReserveOp, r store.ReserveResult) store.SettleOp {
 // fails with store.ErrUserQuota or store.ErrTokenQuota when nothing is
 // available.
 func (l *Ledger) Reserve(ctx context.Context, op store.ReserveOp) (Hold, error) {
-	if l.grants != nil && !l.grants.source.Local(op.UserID) {
+	if l.grants != nil && len(l.grants.keysOf(op)) > 0 {
 		return l.reserveGranted(ctx, op)
 	}
 	return l.reserveHere(ctx, op)
@@ -224,8 +224,8 @@ func (l *Ledger) Settle(op store.SettleOp) {
 // SettleHold settles the call that holds h: Settle, or for a hold from a
 // slice its settlement against the slice.
 func (l *Ledger) SettleHold(h Hold, op store.SettleOp) {
-	if h.grant != nil {
-		l.grants.release(h.grant, h.Amount, op.Cost)
+	if h.grants != nil {
+		l.grants.releaseHold(h.grants, h.Amount, op.Cost)
 	}
 	if h.slice != nil {
 		var ok bool

@@ -81,3 +81,51 @@ func TestGrantsOnTheOwner(t *testing.T) {
 		}
 	})
 }
+
+// TestKeyGrantsOnTheOwner: a limited key's remain_quota is granted by the
+// key's owner like a balance; a grantee's charges of the key lower the
+// grant; a refusal tells an exhausted key from a short one.
+func TestKeyGrantsOnTheOwner(t *testing.T) {
+	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+		ctx := context.Background()
+		a, b := n[0], n[1]
+		u := newUser("keyed")
+		u.Quota = 1_000_000
+		if err := a.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: "hash-keyed", KeyPrefix: "sk-", KeySuffix: "k", Status: 1, ExpiredTime: -1, RemainQuota: 100}
+		if err := a.CreateToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		apply(t, b, 1, pending(t, a, 0))
+		grant := func(key string, amount, least int64) (int64, error) {
+			return a.Grant(ctx, store.GrantOp{UserID: u.ID, TokenID: tok.ID, NodeID: 2, Key: key, Amount: amount, Min: least, Boot: "boot"})
+		}
+		if got, err := grant("k1", 80, 10); err != nil || got != 10+90/2 {
+			t.Fatalf("key grant: %d, %v", got, err)
+		}
+		if g, _ := a.GrantedOfToken(ctx, tok.ID); g[2] != 55 {
+			t.Fatalf("key grants %v", g)
+		}
+		if g, _ := a.GrantedTo(ctx, u.ID); len(g) != 0 {
+			t.Fatalf("a key grant counted as a balance grant: %v", g)
+		}
+		if _, err := grant("k2", 80, 46); !errors.Is(err, store.ErrTokenQuotaShort) {
+			t.Fatalf("more than the key has free: %v", err)
+		}
+		if _, err := b.ApplyBilling(ctx, nil, []store.SettleOp{{UserID: u.ID, TokenID: tok.ID, TokenLimited: true, Cost: 30}}); err != nil {
+			t.Fatal(err)
+		}
+		apply(t, a, 2, pending(t, b, 0))
+		if g, _ := a.GrantedOfToken(ctx, tok.ID); g[2] != 25 {
+			t.Fatalf("key grants after a charge of 30: %v", g)
+		}
+		if got, err := grant("k3", 45, 45); err != nil || got != 45 {
+			t.Fatalf("the rest of the key: %d, %v", got, err)
+		}
+		if _, err := grant("k4", 1, 1); !errors.Is(err, store.ErrTokenQuota) || errors.Is(err, store.ErrTokenQuotaShort) {
+			t.Fatalf("a key with nothing free: %v", err)
+		}
+	})
+}
