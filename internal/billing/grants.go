@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -171,15 +170,8 @@ func (b *grantBook) hold(ctx context.Context, k grantKey, op store.ReserveOp) (*
 		if wait := g.asking; wait != nil {
 			g.waiting++
 			b.mu.Unlock()
-			select {
-			case <-wait:
-			case <-ctx.Done():
-			}
-			b.mu.Lock()
-			g.waiting--
-			b.mu.Unlock()
-			if ctx.Err() != nil {
-				return nil, 0, ctx.Err()
+			if err := b.await(ctx, g, wait); err != nil {
+				return nil, 0, err
 			}
 			continue
 		}
@@ -190,29 +182,50 @@ func (b *grantBook) hold(ctx context.Context, k grantKey, op store.ReserveOp) (*
 		ask := b.growOp(g, op, avail)
 		g.asking = make(chan struct{})
 		b.mu.Unlock()
-		askErr = b.ask(g, ask)
-		switch {
-		case errors.Is(askErr, store.ErrGrantNotReady):
-			// This node's events before its restart are on their way
-			// to the owner: ask again shortly.
-			askErr = ErrOwnerUnavailable
-			select {
-			case <-time.After(grantNotReadyWait):
-				askErr = nil
-			case <-ctx.Done():
-				return nil, 0, ctx.Err()
-			}
-		case askErr == nil, isRefusal(askErr), errors.Is(askErr, ErrOwnerUnavailable):
-		case errors.Is(askErr, store.ErrGrantOwnerRemoved):
-			b.mu.Lock()
-			g.removedUntil = b.now().Add(ownerRemovedRecheck)
-			b.mu.Unlock()
-			return nil, 0, askErr
-		default:
-			return nil, 0, askErr
+		var err error
+		if askErr, err = b.grow(ctx, g, ask); err != nil {
+			return nil, 0, err
 		}
 	}
 	return nil, 0, ErrOwnerUnavailable
+}
+
+// await waits for the call to the owner another call of g made (wait),
+// as one of g's waiting calls.
+func (b *grantBook) await(ctx context.Context, g *grant, wait <-chan struct{}) error {
+	select {
+	case <-wait:
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	g.waiting--
+	b.mu.Unlock()
+	return ctx.Err()
+}
+
+// grow asks g's owner for op (g.asking is set) and sorts the outcome: a
+// refusal or an unreachable owner is askErr, for the caller to answer
+// once the grant has nothing more for it; err ends the call at once.
+func (b *grantBook) grow(ctx context.Context, g *grant, op store.GrantOp) (askErr, err error) {
+	askErr = b.ask(g, op)
+	switch {
+	case errors.Is(askErr, store.ErrGrantNotReady):
+		// This node's events before its restart are on their way to the
+		// owner: ask again shortly.
+		select {
+		case <-time.After(grantNotReadyWait):
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	case askErr == nil, isRefusal(askErr), errors.Is(askErr, ErrOwnerUnavailable):
+		return askErr, nil
+	case errors.Is(askErr, store.ErrGrantOwnerRemoved):
+		b.mu.Lock()
+		g.removedUntil = b.now().Add(ownerRemovedRecheck)
+		b.mu.Unlock()
+	}
+	return nil, askErr
 }
 
 // growOp is the call that grows g for op: what op lacks, plus headroom —
@@ -223,82 +236,6 @@ func (b *grantBook) growOp(g *grant, op store.ReserveOp, avail int64) store.Gran
 	headroom := max(satAdd(g.held, op.Amount), g.spend.perSecond(b.now())*int64(sliceHorizon/time.Second))
 	return store.GrantOp{UserID: g.key.user, TokenID: g.key.token, Amount: satAdd(max(op.Amount-avail, 1), headroom),
 		Min: max(op.Need()-avail, 1)}
-}
-
-// ask sends op (a grow or a give-back) to g's owner, after any call of g
-// whose answer was lost, and applies what it got; g.asking is set, and
-// ask ends it.
-func (b *grantBook) ask(g *grant, op store.GrantOp) error {
-	defer func() {
-		b.mu.Lock()
-		close(g.asking)
-		g.asking = nil
-		b.mu.Unlock()
-	}()
-	b.mu.Lock()
-	unsure := g.unsure
-	b.mu.Unlock()
-	if unsure != nil {
-		if err := b.send(g, *unsure); err != nil {
-			if op.Amount < 0 {
-				b.mu.Lock()
-				g.owed += -op.Amount
-				b.mu.Unlock()
-			}
-			return err
-		}
-	}
-	if op.Amount == 0 {
-		return nil
-	}
-	op.Key = fmt.Sprintf("%s-%d", b.boot, b.keys.Add(1))
-	return b.send(g, op)
-}
-
-// send makes one call to the owner. A give-back was taken off g before
-// (nothing may hold it meanwhile); a grow adds what the owner granted.
-func (b *grantBook) send(g *grant, op store.GrantOp) error {
-	through, err := b.firstEvent()
-	if err != nil {
-		return err
-	}
-	op.NodeID, op.Boot, op.Through = b.self, b.boot, through
-	ctx, cancel := context.WithTimeout(context.Background(), grantTimeout)
-	got, err := b.source.Grant(ctx, op)
-	cancel()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch {
-	case err == nil:
-		g.unsure = nil
-		if op.Amount > 0 {
-			g.granted = satAdd(g.granted, got)
-		}
-		return nil
-	case isRefusal(err), errors.Is(err, store.ErrGrantNotReady), errors.Is(err, store.ErrGrantOwnerRemoved):
-		g.unsure = nil // refused, or not sent: the owner applied nothing
-		return err
-	}
-	g.unsure = &op
-	g.downUntil = b.now().Add(grantBackoff)
-	b.log.Warn("cluster grant: owner node unavailable", "user_id", g.key.user, "token_id", g.key.token, "amount", op.Amount, "err", err)
-	return fmt.Errorf("%w: %v", ErrOwnerUnavailable, err)
-}
-
-// firstEvent is this node's last event id when it first asked an owner:
-// the owner settles this process's earlier grants once it applied them.
-func (b *grantBook) firstEvent() (int64, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.started {
-		return b.through, nil
-	}
-	id, err := b.st.LastEventID(context.Background())
-	if err != nil {
-		return 0, err
-	}
-	b.through, b.started = id, true
-	return id, nil
 }
 
 // release takes a call's hold off its grant and counts its cost as spent.
@@ -321,49 +258,6 @@ func (b *grantBook) shrink(g *grant, amount int64) {
 	b.mu.Lock()
 	g.held -= amount
 	b.mu.Unlock()
-}
-
-// giveBack gives back every grant idle since cutoff, and sends again the
-// calls whose answers were lost; the calls run in the background.
-func (b *grantBook) giveBack(cutoff time.Time) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for k, g := range b.grants {
-		if g.calls > 0 || g.waiting > 0 || g.asking != nil || g.used.After(cutoff) || b.now().Before(g.downUntil) {
-			continue
-		}
-		back := max(g.granted-g.spent, 0) + g.owed
-		g.granted, g.spent, g.owed = 0, 0, 0
-		if back == 0 && g.unsure == nil {
-			delete(b.grants, k)
-			continue
-		}
-		g.asking = make(chan struct{})
-		op := store.GrantOp{UserID: k.user, TokenID: k.token, Amount: -back}
-		b.calls.Add(1)
-		go func() {
-			defer b.calls.Done()
-			b.ask(g, op)
-		}()
-	}
-}
-
-// run gives back idle grants until quit, and all of them then; it closes
-// done when those calls ended.
-func (b *grantBook) run(quit <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTicker(sliceTick)
-	defer t.Stop()
-	for {
-		select {
-		case now := <-t.C:
-			b.giveBack(now.Add(-grantIdle))
-		case <-quit:
-			b.giveBack(b.now().Add(time.Hour))
-			b.calls.Wait()
-			return
-		}
-	}
 }
 
 // reserveGranted holds op from the grants it needs (its user's balance,
