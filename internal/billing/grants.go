@@ -14,9 +14,9 @@ import (
 )
 
 // Cluster grants: how a node spends a balance another node owns
-// (docs/decisions/cluster-grants.md). Every user has one owner node
-// (cluster.Owner); any other node spends the user's balance only from a
-// grant the owner gave it: it asks the owner for one when its calls need
+// (docs/decisions/cluster-grants.md). Every user, and every limited key,
+// has one owner node (cluster.Owner); any other node spends the user's
+// balance (the key's remain_quota) only from a grant the owner gave it: it asks the owner for one when its calls need
 // more, holds and settles against it in memory, and gives back what it did
 // not spend once the grant is idle. Its settled costs replicate as negative
 // quota deltas, as every spend does; applying one, the owner lowers the
@@ -50,11 +50,15 @@ var ErrOwnerUnavailable = errors.New("owner node of the balance unavailable")
 
 // GrantSource is the owners of balances, as a grantee sees them.
 type GrantSource interface {
-	// Local reports whether this node owns user id (no grant needed).
+	// Local reports whether this node owns row id, a user or a key (no
+	// grant needed).
 	Local(id int64) bool
-	// Grant sends op to the user's owner and returns what it granted
-	// (or took back). It fails with store.ErrUserQuota when the owner
-	// refused for the balance, with another error when the owner could
+	// Grant sends op to the owner of its balance and returns what it
+	// granted (or took back). It fails with store.ErrUserQuota,
+	// ErrTokenQuota or ErrTokenQuotaShort when the owner refused for the
+	// balance, store.ErrGrantNotReady when the owner waits for this
+	// node's earlier events, store.ErrGrantOwnerRemoved when root
+	// disabled the owner here, with another error when the owner could
 	// not be asked or did not answer.
 	Grant(ctx context.Context, op store.GrantOp) (int64, error)
 }

@@ -76,16 +76,23 @@ func (b *grantBook) send(g *grant, op store.GrantOp) error {
 // the owner settles this process's earlier grants once it applied them.
 func (b *grantBook) firstEvent() (int64, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.started {
-		return b.through, nil
+	started, through := b.started, b.through
+	b.mu.Unlock()
+	if started {
+		return through, nil
 	}
+	// Read without the book's lock: calls keep holding meanwhile. Two
+	// first calls at once both read; the first to record wins.
 	id, err := b.st.LastEventID(context.Background())
 	if err != nil {
 		return 0, err
 	}
-	b.through, b.started = id, true
-	return id, nil
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.started {
+		b.through, b.started = id, true
+	}
+	return b.through, nil
 }
 
 // giveBack gives back every grant idle since cutoff, and sends again the
