@@ -11,8 +11,15 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// MsgReleaseEnabled refuses to release the grants of a node still enabled.
-const MsgReleaseEnabled = "请先停用该节点(DELETE /api/cluster_node/{id}),再释放授予它的额度"
+// Messages of grants (docs/decisions/cluster-grants.md).
+const (
+	// MsgReleaseEnabled refuses to release the grants of a node still
+	// enabled.
+	MsgReleaseEnabled = "请先停用该节点(DELETE /api/cluster_node/{id}),再释放授予它的额度"
+	// MsgTokenQuotaGranted refuses a key's remain_quota below what other
+	// nodes hold of it.
+	MsgTokenQuotaGranted = "该令牌的部分额度正由其他集群节点使用,暂时不能调低到该值,请稍后重试"
+)
 
 // Granter applies a grantee node's grant call on the user's owner, and
 // root's release of a gone node's grants (billing.Ledger).

@@ -203,6 +203,7 @@ var english = map[string]entry{
 	"服务器繁忙,请稍后再试":    {text: "server busy; try again later"},
 	"用户余额所属的集群节点暂时无法访问,请稍后重试":                          {text: "the cluster node that owns this balance cannot be reached right now; please try again later"},
 	"请先停用该节点(DELETE /api/cluster_node/{id}),再释放授予它的额度": {text: "disable the node first (DELETE /api/cluster_node/{id}), then release what was granted to it"},
+	"该令牌的部分额度正由其他集群节点使用,暂时不能调低到该值,请稍后重试":               {text: "other cluster nodes are using part of this key's quota; it cannot be lowered to this value right now, please try again later"},
 	"读取请求体超时":                               {text: "timed out reading the request body"},
 	"需要 multipart/form-data 请求体":            {text: "a multipart/form-data request body is required"},
 	"multipart 请求体无效":                       {text: "invalid multipart request body"},

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -234,6 +235,32 @@ func (tx *Tx) spendGrant(table string, id int64, node int, spent int64) error {
 	}
 	return tx.db.Exec("UPDATE cluster_grants SET amount = CASE WHEN amount > ? THEN amount - ? ELSE 0 END WHERE "+key+" AND node_id = ?",
 		spent, spent, id, node).Error
+}
+
+// keepGranted refuses to take row id of table (users, tokens) below what
+// this node granted other nodes of it: they may spend that still, so a
+// lower balance could end below zero. The edit waits (ErrBalanceMoved)
+// until the grants went back or were spent. The row is locked.
+func (tx *Tx) keepGranted(table string, id, after int64) error {
+	if !tx.s.grantsOn() || cluster.Owner(id) != int(tx.s.nodeID) {
+		return nil
+	}
+	key := "user_id = ? AND token_id = 0"
+	if table == "tokens" {
+		key = "token_id = ? AND user_id = 0"
+	}
+	var granted []int64
+	if err := tx.db.Model(&clusterGrant{}).Where(key, id).Pluck("amount", &granted).Error; err != nil {
+		return err
+	}
+	var sum int64
+	for _, g := range granted {
+		sum += g
+	}
+	if after < sum {
+		return fmt.Errorf("%s %d: %d granted to other nodes: %w", table, id, sum, ErrBalanceMoved)
+	}
+	return nil
 }
 
 // GrantedTo is what this node has granted of user's balance to each other

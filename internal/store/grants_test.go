@@ -129,3 +129,52 @@ func TestKeyGrantsOnTheOwner(t *testing.T) {
 		}
 	})
 }
+
+// TestOwnerEditsKeepGrants: on the owner, an admin's edit or debit cannot
+// take a balance, or a key's quota, below what other nodes hold of it:
+// they may still spend that, and the balance would end below zero.
+func TestOwnerEditsKeepGrants(t *testing.T) {
+	clusterStores(t, 2, func(t *testing.T, n []*store.Store) {
+		ctx := context.Background()
+		a := n[0]
+		u := newUser("edited")
+		u.Quota = 1000
+		if err := a.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		tok := &store.Token{UserID: u.ID, Name: "k", KeyHash: "hash-edited", KeyPrefix: "sk-", KeySuffix: "k", Status: 1, ExpiredTime: -1, RemainQuota: 100}
+		if err := a.CreateToken(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range []store.GrantOp{{Key: "u", Amount: 500, Min: 500}, {TokenID: tok.ID, Key: "t", Amount: 50, Min: 50}} {
+			op.UserID, op.NodeID, op.Boot = u.ID, 2, "boot"
+			if _, err := a.Grant(ctx, op); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := a.MoveUserQuota(ctx, u.ID, store.QuotaChange{Before: 1000, After: 400}, nil); !errors.Is(err, store.ErrBalanceMoved) {
+			t.Fatalf("edit below the grants: %v", err)
+		}
+		if got, err := a.MoveUserQuota(ctx, u.ID, store.QuotaChange{Before: 1000, After: 600}, nil); err != nil || got != 600 {
+			t.Fatalf("edit above the grants: %d, %v", got, err)
+		}
+		if err := a.AddUserQuota(ctx, u.ID, -200, nil); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("debit into the grants: %v", err)
+		}
+		if err := a.AddUserQuota(ctx, u.ID, -100, nil); err != nil {
+			t.Fatalf("debit of what is free: %v", err)
+		}
+		if _, err := a.SetTokenQuota(ctx, u.ID, tok.ID, 40, nil); !errors.Is(err, store.ErrBalanceMoved) {
+			t.Fatalf("key edit below its grants: %v", err)
+		}
+		low := int64(30)
+		if _, err := a.UpdateToken(ctx, u.ID, tok.ID, func(store.Token) (store.TokenPatch, error) {
+			return store.TokenPatch{RemainQuota: &low}, nil
+		}); !errors.Is(err, store.ErrBalanceMoved) {
+			t.Fatalf("key update below its grants: %v", err)
+		}
+		if got, err := a.SetTokenQuota(ctx, u.ID, tok.ID, 60, nil); err != nil || got.RemainQuota != 60 {
+			t.Fatalf("key edit above its grants: %+v, %v", got, err)
+		}
+	})
+}
