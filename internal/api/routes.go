@@ -156,6 +156,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.internal(mux, "POST /api/cluster/redeem", knownPeers, owner.MaxBodyBytes, s.clusterRedeem)
 	s.internal(mux, "POST /api/cluster/activate", knownPeers, owner.MaxBodyBytes, s.clusterActivate)
 	s.internal(mux, "POST /api/cluster/set_quota", knownPeers, owner.MaxBodyBytes, s.clusterSetQuota)
+	s.internal(mux, "POST /api/cluster/grant", knownPeers, owner.MaxBodyBytes, s.clusterGrant)
 	s.internal(mux, "POST /api/cluster/digest", knownPeers, httpx.MaxBodyBytes, s.clusterDigest)
 	s.handle(mux, "GET /api/cluster/consistency", levelRoot, sameSiteOnly(s.clusterOn(s.clusterConsistency)))
 	s.handle(mux, "GET /api/cluster/failed_events", levelRoot, s.clusterOn(s.listFailedEvents))
@@ -169,6 +170,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "DELETE /api/cluster_node/{id}", levelRoot, s.clusterOn(s.deleteClusterNode))
 	s.handle(mux, "POST /api/cluster_node/{id}/enable", levelRoot, s.clusterOn(s.enableClusterNode))
 	s.handle(mux, "POST /api/cluster_node/join_token", levelRoot, s.clusterOn(s.createJoinToken))
+	s.handle(mux, "POST /api/cluster_node/{id}/release_grants", levelRoot, s.clusterOn(s.releaseNodeGrants))
 	s.handle(mux, "POST /api/cluster_node/{id}/join", levelRoot, sameSiteOnly(s.clusterOn(s.joinCluster)))
 	s.handle(mux, "POST /api/cluster_node/{id}/resync", levelRoot, sameSiteOnly(s.clusterOn(s.resyncCluster)))
 

@@ -61,6 +61,9 @@ type Deps struct {
 	// row's owner node in cluster mode; nil is made over Store and
 	// Cluster.Owner.
 	Balances *owner.Balances
+	// Grants grants parts of the balances this node owns to other nodes
+	// (POST /api/cluster/grant); nil refuses every grant call.
+	Grants Granter
 	// RateLimits reports the rate limiter's state (GET
 	// /api/ratelimit/status); nil answers an empty status.
 	RateLimits RateLimitStatuser

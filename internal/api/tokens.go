@@ -214,6 +214,11 @@ func (s *Server) updateToken(w http.ResponseWriter, r *http.Request) error {
 		s.Log.Warn("key remain_quota not forwarded: owner unavailable", "token_id", req.ID, "err", err)
 		return httpx.Failf(MsgTokenQuotaOwnerDown, cluster.Owner(req.ID))
 	}
+	if errors.Is(err, store.ErrBalanceMoved) {
+		// Cluster mode: other nodes hold grants of the key's quota above
+		// the new value (docs/decisions/cluster-grants.md).
+		return httpx.Fail(MsgTokenQuotaGranted)
+	}
 	if err != nil {
 		return notFoundToken(err)
 	}

@@ -57,9 +57,11 @@ type App struct {
 	// admin and system rows of logs.
 	errLogs *logwriter.Writer[store.Log]
 	ledger  *billing.Ledger
-	relay   *relay.Relay
-	redis   *redis.Client // nil without REDIS_CONN_STRING
-	limits  *ratelimit.Limiter
+	// owners finds and asks the owner node of a row (cluster mode; nil off).
+	owners *owner.Router
+	relay  *relay.Relay
+	redis  *redis.Client // nil without REDIS_CONN_STRING
+	limits *ratelimit.Limiter
 	// limitRedis is the limiter's own Redis client (nil without Redis).
 	limitRedis *redis.Client
 	handler    http.Handler
@@ -172,7 +174,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// On SQLite this process is the database's only writer, so holds can
 	// live in memory; nodes sharing a server database hold in the database.
 	local := st.Dialect() == store.SQLite
-	a.ledger = billing.New(st, billing.Config{Logger: log, Local: local, Slices: !local})
+	a.owners = a.ownerRouter()
+	a.ledger = billing.New(st, billing.Config{Logger: log, Local: local, Slices: !local,
+		Grants: a.grantSource(), NodeID: cfg.Cluster.NodeID, LastEventID: a.Replica.LastEventID})
 	st.OnCommit(a.ledger.Changed)
 	a.limits = a.newLimiter()
 	if cfg.Cluster.Enabled {
@@ -215,6 +219,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Providers:       providers,
 		Cluster:         clusterDeps,
 		Balances:        owner.NewBalances(st, clusterDeps.Owner),
+		Grants:          a.ledger,
 		RateLimits:      a.limits,
 		PaymentCallback: a.countPaymentCallback,
 		ConfigVersion:   a.ConfigVersion,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/api"
+	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/peer"
@@ -42,8 +43,25 @@ func (a *App) clusterDeps(p *ping.Pinger) api.ClusterDeps {
 		return api.ClusterDeps{}
 	}
 	return api.ClusterDeps{Enabled: true, Self: a.self(), Pinger: p, BatchSize: a.cfg.Cluster.BatchSize,
-		MaxClockSkew: a.cfg.Cluster.MaxClockSkew, PreviousSecret: a.cfg.Cluster.PreviousSecret, Owner: owner.New(a.peerSelf(), a.Store),
+		MaxClockSkew: a.cfg.Cluster.MaxClockSkew, PreviousSecret: a.cfg.Cluster.PreviousSecret, Owner: a.owners,
 		AuthRefused: a.countClusterAuthRefused}
+}
+
+// ownerRouter finds the owner node of a row; nil when cluster mode is off.
+func (a *App) ownerRouter() *owner.Router {
+	if !a.cfg.Cluster.Enabled {
+		return nil
+	}
+	return owner.New(a.peerSelf(), a.Store)
+}
+
+// grantSource is where the ledger asks for grants of balances other nodes
+// own: their owners in cluster mode, none otherwise.
+func (a *App) grantSource() billing.GrantSource {
+	if a.owners == nil {
+		return nil
+	}
+	return a.owners
 }
 
 // startReplication turns the outbox on and builds the pusher

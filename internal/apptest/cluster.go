@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +48,20 @@ func NewNodeWithLog(t testing.TB, nodeID int, secret string, log *slog.Logger, e
 	return startLogged(t, cfg, ln, log)
 }
 
+// Restart stops the node and starts it again on the same address and
+// database, as a process started again after it stopped: what it kept in
+// memory is gone, its database stays.
+func (e *Env) Restart() *Env {
+	e.t.Helper()
+	addr := strings.TrimPrefix(e.URL(), "http://")
+	e.Stop()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return startOn(e.t, e.Config, ln)
+}
+
 // URL is the base address of the gateway.
 func (e *Env) URL() string { return e.Server.URL }
 
@@ -78,6 +94,13 @@ func NodeSecret(id int) string { return fmt.Sprintf("cluster-secret-of-node-%d",
 // left to the tests (1 h). env overrides the defaults for every node.
 func NewCluster(t testing.TB, n int, env ...string) []*Env {
 	t.Helper()
+	return newCluster(t, n, func(_, _ int, peer *Env) string { return peer.URL() }, env...)
+}
+
+// newCluster starts n nodes; node from records node to at the address
+// addr gives.
+func newCluster(t testing.TB, n int, addr func(from, to int, peer *Env) string, env ...string) []*Env {
+	t.Helper()
 	vars := append([]string{"CLUSTER_PING_INTERVAL", "1h", "CLUSTER_PUSH_INTERVAL", "100ms"}, env...)
 	nodes := make([]*Env, n)
 	for i := range nodes {
@@ -87,7 +110,8 @@ func NewCluster(t testing.TB, n int, env ...string) []*Env {
 		root := e.Root()
 		for j, peer := range nodes {
 			if i != j {
-				peer.AddTo(root, j+1)
+				root.OK("POST", "/api/cluster_node/", map[string]any{"node_id": j + 1, "node_name": fmt.Sprintf("node-%d", j+1),
+					"address": addr(i+1, j+1, peer), "secret_key": NodeSecret(j + 1)})
 			}
 		}
 	}
@@ -179,4 +203,57 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Links are the connections between the nodes of NewLinkedCluster: one
+// proxy per direction of each pair, so a test cuts the nodes off from each
+// other while each still serves its own clients.
+type Links struct {
+	proxies map[[2]int]*TCPProxy // [from, to] node ids
+}
+
+// Cut refuses every connection from node a to node b and from b to a,
+// and cuts the open ones.
+func (l *Links) Cut(a, b int) {
+	l.proxies[[2]int{a, b}].SetRefusing(true)
+	l.proxies[[2]int{b, a}].SetRefusing(true)
+}
+
+// Heal makes every link forward again.
+func (l *Links) Heal() {
+	for _, p := range l.proxies {
+		p.SetRefusing(false)
+	}
+}
+
+// Partition cuts every link between nodes of different groups (node ids).
+func (l *Links) Partition(groups ...[]int) {
+	side := map[int]int{}
+	for i, g := range groups {
+		for _, id := range g {
+			side[id] = i
+		}
+	}
+	for k := range l.proxies {
+		if side[k[0]] != side[k[1]] {
+			l.proxies[k].SetRefusing(true)
+		}
+	}
+}
+
+// NewLinkedCluster is NewCluster whose nodes reach each other through
+// proxies (Links), so links between nodes can be cut.
+func NewLinkedCluster(t testing.TB, n int, env ...string) ([]*Env, *Links) {
+	t.Helper()
+	links := &Links{proxies: map[[2]int]*TCPProxy{}}
+	nodes := newCluster(t, n, func(from, to int, peer *Env) string {
+		u, err := url.Parse(peer.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := NewTCPProxy(t, u.Host)
+		links.proxies[[2]int{from, to}] = p
+		return "http://" + p.Addr()
+	}, env...)
+	return nodes, links
 }

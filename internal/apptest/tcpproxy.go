@@ -15,6 +15,7 @@ type TCPProxy struct {
 	target string
 	mu     sync.Mutex
 	hung   bool
+	refuse bool
 	conns  []net.Conn
 }
 
@@ -39,8 +40,12 @@ func (p *TCPProxy) serve() {
 		}
 		p.mu.Lock()
 		p.conns = append(p.conns, c)
-		hung := p.hung
+		hung, refuse := p.hung, p.refuse
 		p.mu.Unlock()
+		if refuse {
+			c.Close()
+			continue
+		}
 		if hung {
 			continue // accepted, never answered
 		}
@@ -71,6 +76,16 @@ func (p *TCPProxy) cut() {
 func (p *TCPProxy) SetHung(h bool) {
 	p.mu.Lock()
 	p.hung = h
+	p.mu.Unlock()
+	p.cut()
+}
+
+// SetRefusing makes the proxy close every new connection at once (true),
+// as a link that is down, or forward again (false); either way the open
+// connections are cut.
+func (p *TCPProxy) SetRefusing(r bool) {
+	p.mu.Lock()
+	p.refuse = r
 	p.mu.Unlock()
 	p.cut()
 }

@@ -38,6 +38,16 @@ type Config struct {
 	// balances and serve holds from them in memory (slices.go); off, every
 	// hold is a reservation written in a group commit.
 	Slices bool
+	// Grants, in cluster mode, are the owners of balances: a user this
+	// node does not own is spent only from a grant of its owner
+	// (grants.go). Nil: every balance is this node's.
+	Grants GrantSource
+	// NodeID is this node's cluster id (with Grants).
+	NodeID int
+	// LastEventID reads this node's newest outbox event (replication's,
+	// with Grants): an owner settles a restarted process's earlier grants
+	// once it applied this node's events up to there. Nil reads 0.
+	LastEventID func(context.Context) (int64, error)
 	// FlushInterval is the longest a settlement waits for its commit when no
 	// reservation starts a transaction earlier. Default 50 ms.
 	FlushInterval time.Duration
@@ -63,6 +73,9 @@ type Ledger struct {
 	done     chan struct{}
 	book     *localBook // nil unless Config.Local
 	slices   *sliceBook // nil unless Config.Slices
+	grants   *grantBook // nil unless Config.Grants
+	// grantsDone is closed when the grants were given back at Close.
+	grantsDone chan struct{}
 	// attached are other slices given back with the balance's (plan
 	// usage slices: attach).
 	attachedMu sync.Mutex
@@ -119,6 +132,11 @@ func New(st *store.Store, cfg Config) *Ledger {
 	} else if cfg.Slices {
 		l.slices = newSliceBook()
 	}
+	if cfg.Grants != nil {
+		l.grants = newGrantBook(cfg.Grants, cfg.NodeID, cfg.LastEventID, cfg.Logger)
+		l.grantsDone = make(chan struct{})
+		go l.grants.run(l.quit, l.grantsDone)
+	}
 	go l.run()
 	return l
 }
@@ -127,7 +145,8 @@ func New(st *store.Store, cfg Config) *Ledger {
 type Hold struct {
 	Amount        int64
 	ReservationID int64
-	slice         *slice // the slice it was held from (Config.Slices)
+	slice         *slice   // the slice it was held from (Config.Slices)
+	grants        []*grant // the owners' grants it was held from too (Config.Grants)
 }
 
 // release is the settlement that gives a hold back unused.
@@ -140,6 +159,14 @@ func release(op store.ReserveOp, r store.ReserveResult) store.SettleOp {
 // fails with store.ErrUserQuota or store.ErrTokenQuota when nothing is
 // available.
 func (l *Ledger) Reserve(ctx context.Context, op store.ReserveOp) (Hold, error) {
+	if l.grants != nil && len(l.grants.keysOf(op)) > 0 {
+		return l.reserveGranted(ctx, op)
+	}
+	return l.reserveHere(ctx, op)
+}
+
+// reserveHere holds op from this node's own book of balances.
+func (l *Ledger) reserveHere(ctx context.Context, op store.ReserveOp) (Hold, error) {
 	if l.book != nil {
 		return l.reserveLocal(ctx, op)
 	}
@@ -201,6 +228,9 @@ func (l *Ledger) Settle(op store.SettleOp) {
 // SettleHold settles the call that holds h: Settle, or for a hold from a
 // slice its settlement against the slice.
 func (l *Ledger) SettleHold(h Hold, op store.SettleOp) {
+	if h.grants != nil {
+		l.grants.releaseHold(h.grants, h.Amount, op.Cost)
+	}
 	if h.slice != nil {
 		var ok bool
 		if op, ok = l.slices.settled(h, op); !ok {
@@ -240,6 +270,14 @@ func (l *Ledger) Close(ctx context.Context) error {
 	})
 	select {
 	case <-l.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if l.grantsDone == nil {
+		return nil
+	}
+	select {
+	case <-l.grantsDone:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -145,6 +145,35 @@ func (b *localBook) changed(changes []store.Change) {
 	}
 }
 
+// reread makes account id of m (users, tokens) be read again before its
+// next hold, and takes held (a grant's hold, grants_owner.go) off it.
+func (b *localBook) reread(m map[int64]*account, id, held int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	a := get(m, id)
+	a.held -= held
+	a.loaded = false
+	a.gen++
+}
+
+// tryHoldToken is tryHold of a limited key's quota alone, for a grant of
+// it (the user's balance is not held).
+func (b *localBook) tryHoldToken(op store.ReserveOp) (held int64, err error, ready bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := get(b.tokens, op.TokenID)
+	if !t.loaded {
+		return 0, nil, false
+	}
+	left := t.available()
+	if err := store.RefusalOf(op, max(left, op.Need()), left); err != nil {
+		return 0, err, true
+	}
+	amount := min(op.Amount, left)
+	t.held += amount
+	return amount, nil, true
+}
+
 // load reads the unloaded balances among ops from the database. Only the
 // ledger goroutine calls it, between commits.
 func (b *localBook) load(ctx context.Context, st *store.Store, ops []store.ReserveOp) error {
@@ -193,40 +222,47 @@ type pendingLoad struct {
 // reserveLocal holds from the in-memory balances, asking the ledger
 // goroutine to read a balance first when it is not loaded.
 func (l *Ledger) reserveLocal(ctx context.Context, op store.ReserveOp) (Hold, error) {
+	held, err := l.holdLocal(ctx, op, l.book.tryHold)
+	if err != nil {
+		return Hold{}, err
+	}
+	return Hold{Amount: held}, nil
+}
+
+// holdLocal holds op with try, asking the ledger goroutine to read the
+// balances first when they are not loaded.
+func (l *Ledger) holdLocal(ctx context.Context, op store.ReserveOp, try func(store.ReserveOp) (int64, error, bool)) (int64, error) {
 	l.mu.RLock()
 	closed := l.closed
 	l.mu.RUnlock()
 	if closed {
-		return Hold{}, ErrClosed
+		return 0, ErrClosed
 	}
 	for attempt := 0; ; attempt++ {
-		held, err, ready := l.book.tryHold(op)
+		held, err, ready := try(op)
 		if ready {
-			if err != nil {
-				return Hold{}, err
-			}
-			return Hold{Amount: held}, nil
+			return held, err
 		}
 		if attempt == 5 { // balances keep changing under the read
-			return Hold{}, errBusy
+			return 0, errBusy
 		}
 		ld := &pendingLoad{op: op, done: make(chan error, 1)}
 		select {
 		case l.loads <- ld:
 		case <-l.done:
-			return Hold{}, ErrClosed
+			return 0, ErrClosed
 		case <-ctx.Done():
-			return Hold{}, ctx.Err()
+			return 0, ctx.Err()
 		}
 		select {
 		case err := <-ld.done:
 			if err != nil {
-				return Hold{}, err
+				return 0, err
 			}
 		case <-l.done:
-			return Hold{}, ErrClosed
+			return 0, ErrClosed
 		case <-ctx.Done():
-			return Hold{}, ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 }

@@ -236,6 +236,12 @@ func (c *call) reserve(payer billing.Payer) error {
 		// status 4 as it reaches zero), whether or not the cached row has
 		// caught up: same answer as the status check.
 		return quotaExceeded(MsgKeyExhausted)
+	case errors.Is(err, billing.ErrOwnerUnavailable):
+		// Cluster mode: this node holds too little of a balance another
+		// node owns, and cannot reach it (docs/decisions/cluster-grants.md).
+		e := errf(http.StatusServiceUnavailable, "server_error", "balance_owner_unavailable", MsgOwnerUnavailable)
+		e.header = http.Header{"Retry-After": {"1"}}
+		return e
 	case err != nil:
 		return err
 	}

@@ -38,7 +38,10 @@ const (
 	MsgInvalidJSON          = "请求体不是有效的 JSON"
 	MsgModelRequired        = "缺少 model 参数"
 	MsgUpstreamFailed       = "上游服务请求失败"
-	MsgBadUpstream          = "上游服务返回了无法解析的响应"
+	// MsgOwnerUnavailable: in cluster mode, the node that owns the user's
+	// balance could not grant this node a part of it (503, retryable).
+	MsgOwnerUnavailable = "用户余额所属的集群节点暂时无法访问,请稍后重试"
+	MsgBadUpstream      = "上游服务返回了无法解析的响应"
 )
 
 // apiError is a failure answered in the ingress dialect's error shape with

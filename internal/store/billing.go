@@ -263,10 +263,10 @@ func (tx *Tx) reserve(ops []ReserveOp) ([]ReserveResult, error) {
 			tokenLeft[op.TokenID] = 0
 		}
 	}
-	if err := tx.lockBalances("users", "quota", userLeft); err != nil {
+	if err := tx.lockBalances("users", tx.s.userBalanceSQL(), userLeft); err != nil {
 		return nil, err
 	}
-	if err := tx.lockBalances("tokens", "remain_quota", tokenLeft); err != nil {
+	if err := tx.lockBalances("tokens", tx.s.tokenBalanceSQL(), tokenLeft); err != nil {
 		return nil, err
 	}
 	userHeld := map[int64]int64{}
@@ -437,10 +437,10 @@ func (tx *Tx) capUncovered(ops []SettleOp) error {
 	if len(late) == 0 {
 		return nil
 	}
-	if err := tx.lockBalances("users", "quota", users); err != nil {
+	if err := tx.lockBalances("users", tx.s.userBalanceSQL(), users); err != nil {
 		return err
 	}
-	if err := tx.lockBalances("tokens", "remain_quota", tokens); err != nil {
+	if err := tx.lockBalances("tokens", tx.s.tokenBalanceSQL(), tokens); err != nil {
 		return err
 	}
 	for _, i := range late {
@@ -535,6 +535,8 @@ func (tx *Tx) takeBalances(table, col string, held map[int64]int64) error {
 
 // Balances returns the quota of users and the remaining quota of tokens by
 // id (absent ids are left out): what the local billing ledger starts from.
+// In cluster mode each is less what this node granted other nodes of it
+// (grants.go).
 func (s *Store) Balances(ctx context.Context, userIDs, tokenIDs []int64) (users, tokens map[int64]int64, err error) {
 	users, tokens = map[int64]int64{}, map[int64]int64{}
 	load := func(table, col string, ids []int64, out map[int64]int64) error {
@@ -550,10 +552,10 @@ func (s *Store) Balances(ctx context.Context, userIDs, tokenIDs []int64) (users,
 		}
 		return nil
 	}
-	if err := load("users", "quota", userIDs, users); err != nil {
+	if err := load("users", s.userBalanceSQL(), userIDs, users); err != nil {
 		return nil, nil, wrap("load balances", err)
 	}
-	if err := load("tokens", "remain_quota", tokenIDs, tokens); err != nil {
+	if err := load("tokens", s.tokenBalanceSQL(), tokenIDs, tokens); err != nil {
 		return nil, nil, wrap("load balances", err)
 	}
 	return users, tokens, nil

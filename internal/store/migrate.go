@@ -38,6 +38,7 @@ var migrations = []migration{
 	{"0021_config_state", binaryCollation(migration0021)},
 	{"0022_plan_usage_slices", binaryCollation(migration0022)},
 	{"0023_cluster_join_tokens", binaryCollation(migration0023)},
+	{"0026_cluster_grants", binaryCollation(migration0026)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

@@ -135,6 +135,11 @@ func (s *Store) UpdateToken(ctx context.Context, userID, id int64, decide func(b
 		if err != nil {
 			return err
 		}
+		if p.RemainQuota != nil && *p.RemainQuota < before.RemainQuota {
+			if err := tx.keepGranted("tokens", id, *p.RemainQuota); err != nil {
+				return err
+			}
+		}
 		if set := p.columns(); len(set) > 0 {
 			if err := tx.db.Model(&Token{}).Where("id = ?", id).Updates(set).Error; err != nil {
 				return err
@@ -172,6 +177,11 @@ func (s *Store) SetTokenQuota(ctx context.Context, userID, id, quota int64, befo
 		delta := quota - t.RemainQuota
 		if delta == 0 {
 			return nil
+		}
+		if delta < 0 {
+			if err := tx.keepGranted("tokens", id, quota); err != nil {
+				return err
+			}
 		}
 		if err := tx.db.Exec("UPDATE tokens SET remain_quota = ? WHERE id = ?", quota, id).Error; err != nil {
 			return err

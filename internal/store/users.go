@@ -238,6 +238,11 @@ func (tx *Tx) moveUserQuota(id int64, c QuotaChange) error {
 	if c.After == c.Before {
 		return nil
 	}
+	if c.After < c.Before {
+		if err := tx.keepGranted("users", id, c.After); err != nil {
+			return err
+		}
+	}
 	res := tx.db.Exec("UPDATE users SET quota = quota + ? WHERE id = ? AND quota = ?", c.After-c.Before, id, c.Before)
 	if res.Error != nil {
 		return res.Error
@@ -309,6 +314,9 @@ func (tx *Tx) AddUserQuota(id, delta int64) error {
 	limit := pricing.MaxBalance - delta
 	if delta < 0 {
 		bound, limit = "quota >= ?", -delta
+		if err := tx.debitGranted(id, delta); err != nil {
+			return err
+		}
 	}
 	// updated_at is left alone: it is the row's last edit, which the
 	// cluster replicates by last writer wins, while a balance moves by
@@ -339,4 +347,23 @@ func (s *Store) RootUser(ctx context.Context) (User, error) {
 	var u User
 	err := s.read(ctx).Where("role = ?", user.RoleRoot).Order("id").Take(&u).Error
 	return u, wrap("get root user", err)
+}
+
+// debitGranted refuses, in cluster mode on the user's owner, a debit of
+// -delta that would take the balance below what is granted to other nodes
+// (keepGranted): as a debit larger than the balance, ErrConflict.
+func (tx *Tx) debitGranted(id, delta int64) error {
+	if !tx.s.grantsOn() {
+		return nil
+	}
+	var quota []int64
+	if err := tx.forUpdate().Model(&User{}).Where("id = ?", id).Pluck("quota", &quota).Error; err != nil || len(quota) == 0 {
+		return err // an unknown user: the update below tells
+	}
+	if err := tx.keepGranted("users", id, quota[0]+delta); errors.Is(err, ErrBalanceMoved) {
+		return fmt.Errorf("user %d balance below %d: %w", id, -delta, ErrConflict)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }

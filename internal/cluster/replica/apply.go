@@ -431,6 +431,15 @@ func (tx *txn) applyDelta(ev Event) error {
 			return fmt.Errorf("delta of %s.%s: %w", t.name, c, errSkip)
 		}
 	}
+	if d["used_quota"] > 0 {
+		// A call's charge on a grantee node (a settlement moves the
+		// balance and used_quota together; an admin's debit moves the
+		// balance alone): its grant here shrinks by as much.
+		spent := map[string]int64{"users": -d["quota"], "tokens": -d["remain_quota"]}[t.name]
+		if err := tx.SpendGrant(t.name, ev.PK, ev.Node(), spent); err != nil {
+			return err
+		}
+	}
 	ok, err := tx.addCounters(t, ev.PK, d)
 	if err != nil || ok {
 		return err
