@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/cluster/consistency"
-	"github.com/modelgate/modelgate/internal/cluster/join"
-	"github.com/modelgate/modelgate/internal/cluster/peer"
 	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/store"
@@ -84,37 +82,18 @@ func (s *Server) resyncCluster(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if req.Token, err = joinToken(req.Token); err != nil {
+	var res replica.Resync
+	err = s.pullSnapshot(r, n, req.Token, func(ctx context.Context, next func() ([]byte, error)) (err error) {
+		res, err = s.Replica.ResyncSnapshot(ctx, next, req.Force)
 		return err
-	}
-	switch {
-	case n.Disabled:
-		return httpx.Fail(MsgJoinDisabled)
-	case strings.TrimSpace(n.SecretKey) == "":
-		return httpx.Fail(MsgJoinNoSecret)
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), join.Timeout)
-	defer cancel()
-	stream := join.Pull(ctx, s.peerSelf(), peer.Target{Address: n.Address, Secret: n.SecretKey}, req.Token)
-	defer stream.Close()
-	res, err := s.Replica.ResyncSnapshot(ctx, stream.Next, req.Force)
+	})
 	switch {
 	case err == nil:
 	case errors.Is(err, replica.ErrOwnEventsPruned):
 		s.Log.Warn("cluster resync refused", "node_id", n.NodeID, "err", err)
 		return httpx.Fail(MsgResyncOwnPruned)
-	case errors.Is(err, replica.ErrSnapshotBehind):
-		s.Log.Warn("cluster resync refused", "node_id", n.NodeID, "err", err)
-		return httpx.Fail(MsgJoinBehind)
-	case errors.Is(err, replica.ErrBadSnapshot):
-		s.Log.Warn("cluster resync: bad snapshot", "node_id", n.NodeID, "address", n.Address, "err", err)
-		return httpx.Failf(MsgJoinBadStream, strings.TrimPrefix(err.Error(), "resync: "))
 	default:
-		if pe, ok := join.ErrPeer(err); ok {
-			s.Log.Warn("cluster resync: pulling the snapshot failed", "node_id", n.NodeID, "address", n.Address, "err", pe.Err)
-			return httpx.Failf(MsgJoinPeerFailed, n.Address, pe.Err.Error())
-		}
-		return err
+		return s.snapshotFailure("cluster resync", "resync: ", n, err)
 	}
 	s.Log.Info("resynced from a peer's snapshot", "node_id", n.NodeID, "address", n.Address, "rows", res.Rows,
 		"replayed", res.Replayed, "force", req.Force)

@@ -160,39 +160,19 @@ func (s *Server) joinCluster(w http.ResponseWriter, r *http.Request) error {
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err
 	}
-	if req.Token, err = joinToken(req.Token); err != nil {
+	var rows int64
+	var positions map[int]int64
+	err = s.pullSnapshot(r, n, req.Token, func(ctx context.Context, next func() ([]byte, error)) (err error) {
+		rows, positions, err = s.Replica.LoadSnapshot(ctx, next)
 		return err
-	}
-	switch {
-	case n.Disabled:
-		return httpx.Fail(MsgJoinDisabled)
-	case strings.TrimSpace(n.SecretKey) == "":
-		return httpx.Fail(MsgJoinNoSecret)
-	}
-	// The pull outlives a client that gives up waiting: a join half done
-	// would roll back anyway, but finishing it is what the operator asked.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), join.Timeout)
-	defer cancel()
-	stream := join.Pull(ctx, s.peerSelf(), peer.Target{Address: n.Address, Secret: n.SecretKey}, req.Token)
-	defer stream.Close()
-	rows, positions, err := s.Replica.LoadSnapshot(ctx, stream.Next)
+	})
 	switch {
 	case err == nil:
 	case errors.Is(err, replica.ErrNotFresh):
 		s.Log.Warn("cluster join refused", "err", err)
 		return httpx.Fail(MsgJoinNotFresh)
-	case errors.Is(err, replica.ErrSnapshotBehind):
-		s.Log.Warn("cluster join refused", "node_id", n.NodeID, "err", err)
-		return httpx.Fail(MsgJoinBehind)
-	case errors.Is(err, replica.ErrBadSnapshot):
-		s.Log.Warn("cluster join: bad snapshot", "node_id", n.NodeID, "address", n.Address, "err", err)
-		return httpx.Failf(MsgJoinBadStream, strings.TrimPrefix(err.Error(), "load snapshot: "))
 	default:
-		if pe, ok := join.ErrPeer(err); ok {
-			s.Log.Warn("cluster join: pulling the snapshot failed", "node_id", n.NodeID, "address", n.Address, "err", pe.Err)
-			return httpx.Failf(MsgJoinPeerFailed, n.Address, pe.Err.Error())
-		}
-		return err
+		return s.snapshotFailure("cluster join", "load snapshot: ", n, err)
 	}
 	s.Log.Info("joined the cluster from a peer's snapshot", "node_id", n.NodeID, "address", n.Address, "rows", rows)
 	view := joinView{SourceNodeID: n.NodeID, Rows: rows, Positions: map[string]int64{}}
@@ -219,4 +199,47 @@ func joinToken(token string) (string, error) {
 		return "", httpx.Fail(MsgJoinTokenTooLong)
 	}
 	return token, nil
+}
+
+// pullSnapshot pulls the snapshot of peer n with the join token root made
+// there for this node, and hands its lines to load (a join or a resync).
+// The pull outlives a client that gives up waiting: a load half done
+// would roll back anyway, but finishing it is what the operator asked.
+func (s *Server) pullSnapshot(r *http.Request, n store.ClusterNode, token string,
+	load func(ctx context.Context, next func() ([]byte, error)) error) error {
+	token, err := joinToken(token)
+	if err != nil {
+		return err
+	}
+	switch {
+	case n.Disabled:
+		return httpx.Fail(MsgJoinDisabled)
+	case strings.TrimSpace(n.SecretKey) == "":
+		return httpx.Fail(MsgJoinNoSecret)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), join.Timeout)
+	defer cancel()
+	stream := join.Pull(ctx, s.peerSelf(), peer.Target{Address: n.Address, Secret: n.SecretKey}, token)
+	defer stream.Close()
+	return load(ctx, stream.Next)
+}
+
+// snapshotFailure answers the failures a join and a resync share (what
+// names it in the log; prefix is what the load puts before a bad
+// stream's reason): a snapshot behind what this node has, a garbled
+// stream, a peer that refused or could not be reached.
+func (s *Server) snapshotFailure(what, prefix string, n store.ClusterNode, err error) error {
+	switch {
+	case errors.Is(err, replica.ErrSnapshotBehind):
+		s.Log.Warn(what+" refused", "node_id", n.NodeID, "err", err)
+		return httpx.Fail(MsgJoinBehind)
+	case errors.Is(err, replica.ErrBadSnapshot):
+		s.Log.Warn(what+": bad snapshot", "node_id", n.NodeID, "address", n.Address, "err", err)
+		return httpx.Failf(MsgJoinBadStream, strings.TrimPrefix(err.Error(), prefix))
+	}
+	if pe, ok := join.ErrPeer(err); ok {
+		s.Log.Warn(what+": pulling the snapshot failed", "node_id", n.NodeID, "address", n.Address, "err", pe.Err)
+		return httpx.Failf(MsgJoinPeerFailed, n.Address, pe.Err.Error())
+	}
+	return err
 }
