@@ -301,6 +301,28 @@ func TestClusterResyncOwnEventsGone(t *testing.T) {
 	if p := rep.Peers[0]; !p.OK || p.CaughtUp || len(p.Differing) != 0 || rep.Consistent {
 		t.Fatalf("after the forced resync: %+v", rep)
 	}
+	// Node 1 refuses node 2's later events (a gap: the lost ones); node 2
+	// shows node 1 as needing a resync. The way back: node 1 resyncs from
+	// node 2, and the stream flows again both ways.
+	rootB.OK("POST", "/api/topup", map[string]any{"user_id": alice, "quota": 40})
+	apptest.Eventually(t, "node 1 shown as needing a resync on node 2", func() bool {
+		return replicationOf(t, rootB, 1).State == "needs_resync"
+	})
+	rootA.OK("POST", apptest.Path("/api/cluster_node/%d/resync", nodeRecordID(t, rootA, 2)),
+		map[string]any{"token": b.JoinToken(1)})
+	rootB.OK("POST", "/api/topup", map[string]any{"user_id": alice, "quota": 2})
+	rootA.OK("POST", "/api/topup", map[string]any{"user_id": alice, "quota": 5})
+	apptest.Eventually(t, "the top-ups on both nodes", func() bool {
+		ua, _ := userOn(t, rootA, alice)
+		ub, _ := userOn(t, rootB, alice)
+		return ua.Quota == 47 && ub.Quota == 47
+	})
+	apptest.Eventually(t, "node 1 no longer needing a resync", func() bool {
+		return replicationOf(t, rootB, 1).State != "needs_resync"
+	})
+	if rep := consistencyOf(t, rootA); !rep.Consistent {
+		t.Fatalf("after node 1 resynced from node 2: %+v", rep)
+	}
 }
 
 // With CLUSTER_SYNC_LOGS=false logs stay per node: they are not compared.
