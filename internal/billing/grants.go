@@ -30,6 +30,8 @@ import (
 const (
 	// grantIdle is how long an unused grant stays with this node.
 	grantIdle = 2 * time.Second
+	// maxGrantWaits bounds how many grows of other calls one call waits for.
+	maxGrantWaits = 64
 	// grantTimeout bounds one call to the owner; the call waits for it.
 	grantTimeout = 2 * time.Second
 	// grantBackoff is how long calls are refused at once after the owner
@@ -80,6 +82,11 @@ type grant struct {
 	spend   spendRate
 	// asking is closed when the call to the owner in flight ends (nil: none).
 	asking chan struct{}
+	// refusal is the owner's last refusal of a grow (the balance short),
+	// and refusals counts them: a call that waited for a grow the owner
+	// refused answers that refusal when the grant still cannot serve it.
+	refusal  error
+	refusals int
 	// unsure is a call whose answer was lost: the owner may have applied
 	// it. It is sent again, under its key, before any other call.
 	unsure *store.GrantOp
@@ -154,7 +161,11 @@ func (b *grantBook) keysOf(op store.ReserveOp) []grantKey {
 // has too little.
 func (b *grantBook) hold(ctx context.Context, k grantKey, op store.ReserveOp) (*grant, int64, error) {
 	var askErr error
-	for attempt := range maxGrowAttempts {
+	// attempts counts this call's own grows, waits the grows of other
+	// calls it waited for: both bounded, so a call that keeps losing what
+	// each grow added to other calls ends.
+	attempts, waits, seen := 0, 0, -1
+	for attempts < maxGrowAttempts && waits < maxGrantWaits {
 		b.mu.Lock()
 		g := b.get(k)
 		if b.now().Before(g.removedUntil) {
@@ -165,7 +176,8 @@ func (b *grantBook) hold(ctx context.Context, k grantKey, op store.ReserveOp) (*
 		// With the owner out of reach the grant cannot grow: a call takes
 		// what it has, down to what it needs, as after a grow.
 		down := b.now().Before(g.downUntil)
-		if avail >= op.Amount || ((attempt > 0 || down) && avail >= op.Need()) {
+		tried := attempts > 0 || waits > 0
+		if avail >= op.Amount || ((tried || down) && avail >= op.Need()) {
 			amount := min(op.Amount, avail)
 			g.held += amount
 			g.calls++
@@ -173,16 +185,22 @@ func (b *grantBook) hold(ctx context.Context, k grantKey, op store.ReserveOp) (*
 			b.mu.Unlock()
 			return g, amount, nil
 		}
+		if askErr == nil && seen >= 0 && g.refusals != seen {
+			// The grow this call waited for was refused by the owner.
+			askErr = g.refusal
+		}
 		if askErr != nil {
 			b.mu.Unlock()
 			return nil, 0, askErr
 		}
 		if wait := g.asking; wait != nil {
 			g.waiting++
+			seen = g.refusals
 			b.mu.Unlock()
 			if err := b.await(ctx, g, wait); err != nil {
 				return nil, 0, err
 			}
+			waits++
 			continue
 		}
 		if down {
@@ -196,6 +214,7 @@ func (b *grantBook) hold(ctx context.Context, k grantKey, op store.ReserveOp) (*
 		if askErr, err = b.grow(ctx, g, ask); err != nil {
 			return nil, 0, err
 		}
+		attempts++
 	}
 	return nil, 0, ErrOwnerUnavailable
 }

@@ -15,9 +15,13 @@ import (
 // ask sends op (a grow or a give-back) to g's owner, after any call of g
 // whose answer was lost, and applies what it got; g.asking is set, and
 // ask ends it.
-func (b *grantBook) ask(g *grant, op store.GrantOp) error {
+func (b *grantBook) ask(g *grant, op store.GrantOp) (err error) {
 	defer func() {
 		b.mu.Lock()
+		if isRefusal(err) {
+			// Told to the calls waiting for this grow before they wake.
+			g.refusal, g.refusals = err, g.refusals+1
+		}
 		close(g.asking)
 		g.asking = nil
 		b.mu.Unlock()
