@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/app"
 	"github.com/modelgate/modelgate/internal/cluster/peer"
 )
@@ -120,22 +121,34 @@ func newCluster(t testing.TB, n int, addr func(from, to int, peer *Env) string, 
 
 // AddTo records e (node id) in the node table root administers, with e's
 // address and secret: a new record, or the one there completed (a ping
-// records its sender awaiting its secret).
+// records its sender awaiting its secret). A ping may record the node
+// between the listing and the POST; the POST then answers MsgNodeExists
+// and the record is completed on the next round.
 func (e *Env) AddTo(root *Client, id int) {
-	var rows []struct {
-		ID     int64 `json:"id"`
-		NodeID int   `json:"node_id"`
-	}
-	root.OK("GET", "/api/cluster_node/?p=0&page_size=100", nil).Decode(root.t, &rows)
-	for _, r := range rows {
-		if r.NodeID == id {
-			root.OK("PUT", "/api/cluster_node/", map[string]any{"id": r.ID, "node_name": fmt.Sprintf("node-%d", id),
-				"address": e.URL(), "secret_key": NodeSecret(id)})
+	root.t.Helper()
+	for range 3 {
+		var rows []struct {
+			ID     int64 `json:"id"`
+			NodeID int   `json:"node_id"`
+		}
+		root.OK("GET", "/api/cluster_node/?p=0&page_size=100", nil).Decode(root.t, &rows)
+		for _, r := range rows {
+			if r.NodeID == id {
+				root.OK("PUT", "/api/cluster_node/", map[string]any{"id": r.ID, "node_name": fmt.Sprintf("node-%d", id),
+					"address": e.URL(), "secret_key": NodeSecret(id)})
+				return
+			}
+		}
+		r := root.Do("POST", "/api/cluster_node/", map[string]any{"node_id": id, "node_name": fmt.Sprintf("node-%d", id),
+			"address": e.URL(), "secret_key": NodeSecret(id)})
+		if r.Status == http.StatusOK && r.Success {
 			return
 		}
+		if r.Message != api.MsgNodeExists {
+			root.t.Fatalf("POST /api/cluster_node/: want success, got %d %s", r.Status, r.Raw)
+		}
 	}
-	root.OK("POST", "/api/cluster_node/", map[string]any{"node_id": id, "node_name": fmt.Sprintf("node-%d", id),
-		"address": e.URL(), "secret_key": NodeSecret(id)})
+	root.t.Fatalf("node %d: recorded and gone again three times", id)
 }
 
 // JoinToken creates, through e's root, a join token for node nodeID to
