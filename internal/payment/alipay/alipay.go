@@ -194,40 +194,70 @@ func (p *Provider) post(ctx context.Context, gateway string, form url.Values) ([
 	return payment.Post(ctx, p.Client, gateway, "application/x-www-form-urlencoded;charset=utf-8", strings.NewReader(form.Encode()))
 }
 
-// readAnswer verifies an OpenAPI answer: Alipay signs the raw JSON text of
-// the response object as it appears in the body, so the signature is
-// checked over those exact bytes before they are decoded. An error answer
-// (code other than 10000) is reported with its codes even when unsigned:
-// it is only ever a failure.
+// readAnswer verifies a precreate answer (openAnswer) and decodes it. An
+// error answer (code other than 10000) is reported with its codes even
+// when unsigned: it is only ever a failure.
 func readAnswer(body []byte, pub *rsa.PublicKey) (precreateAnswer, error) {
 	var a precreateAnswer
+	node, st, _, err := openAnswer(body, responseKey, pub)
+	if err != nil {
+		return a, err
+	}
+	if st.Code != "10000" {
+		return a, fmt.Errorf("%s %s %s %s", clean(st.Code), clean(st.Msg), clean(st.SubCode), clean(st.SubMsg))
+	}
+	if err := json.Unmarshal(node, &a); err != nil {
+		return a, fmt.Errorf("answer: %w", err)
+	}
+	return a, nil
+}
+
+// answerStatus is the common part of every OpenAPI response object.
+type answerStatus struct {
+	Code    string `json:"code"`
+	Msg     string `json:"msg"`
+	SubCode string `json:"sub_code"`
+	SubMsg  string `json:"sub_msg"`
+}
+
+// openAnswer finds the response object key (or error_response) of an
+// OpenAPI answer and checks its signature: Alipay signs the raw JSON text
+// of the response object as it appears in the body, so the signature is
+// checked over those exact bytes before they are decoded. A present
+// signature must verify; signed says one did. A success (code 10000)
+// must be signed; an unsigned error answer is returned for the caller to
+// report, never to act on.
+func openAnswer(body []byte, key string, pub *rsa.PublicKey) (node json.RawMessage, st answerStatus, signed bool, err error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
-		return a, fmt.Errorf("answer is not JSON: %w", err)
+		return nil, st, false, fmt.Errorf("answer is not JSON: %w", err)
 	}
-	resp, ok := top[responseKey]
+	node, ok := top[key]
 	if !ok {
-		resp, ok = top["error_response"]
+		node, ok = top["error_response"]
 	}
 	if !ok {
-		return a, errors.New("answer has no response object")
+		return nil, st, false, errors.New("answer has no response object")
 	}
-	if err := json.Unmarshal(resp, &a); err != nil {
-		return a, fmt.Errorf("answer: %w", err)
+	if err := json.Unmarshal(node, &st); err != nil {
+		return nil, st, false, fmt.Errorf("answer: %w", err)
 	}
 	var sig string
 	if s, ok := top["sign"]; ok {
 		if err := json.Unmarshal(s, &sig); err != nil {
-			return a, errors.New("answer sign is not a string")
+			return nil, st, false, errors.New("answer sign is not a string")
 		}
 	}
-	if a.Code != "10000" {
-		return a, fmt.Errorf("%s %s %s %s", clean(a.Code), clean(a.Msg), clean(a.SubCode), clean(a.SubMsg))
+	if sig == "" {
+		if st.Code == "10000" {
+			return nil, st, false, errors.New("answer: not signed")
+		}
+		return node, st, false, nil
 	}
-	if err := verifyRSA2(pub, resp, sig); err != nil {
-		return a, fmt.Errorf("answer: %w", err)
+	if err := verifyRSA2(pub, node, sig); err != nil {
+		return nil, st, false, fmt.Errorf("answer: %w", err)
 	}
-	return a, nil
+	return node, st, true, nil
 }
 
 // Reply answers Alipay in plain text: "success" stops its retries.

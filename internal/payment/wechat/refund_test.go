@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/payment"
 )
 
 // testCA issues the merchant certificate, as WeChat's CA does.
@@ -120,7 +122,7 @@ func TestRefund(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := ca.issue(t, dir)
 	p := New(srv.Client())
-	r := Refund{OrderNo: "TP20261124000001", RefundNo: "RF20261124000001", TotalCents: 1234, RefundCents: 1000, Reason: "用户申请"}
+	r := payment.RefundRequest{OrderNo: "TP20261124000001", RefundNo: "RF20261124000001", TotalCents: 1234, AmountCents: 1000, Reason: "用户申请"}
 
 	for _, signType := range []string{"", SignHMACSHA256} {
 		got = nil
@@ -128,7 +130,7 @@ func TestRefund(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: refund: %v", signType, err)
 		}
-		if res != (Refunded{RefundID: "50000000002026112400000000001", RefundCents: 1000}) {
+		if res != (payment.Refunded{RefundNo: r.RefundNo, RefundID: "50000000002026112400000000001", AmountCents: 1000}) {
 			t.Errorf("refunded = %+v", res)
 		}
 		if got["out_trade_no"] != r.OrderNo || got["out_refund_no"] != r.RefundNo || got["total_fee"] != "1234" ||
@@ -143,17 +145,17 @@ func TestRefund(t *testing.T) {
 	cfg := refundConfig(t, srv.URL, certFile, keyFile, "")
 	for name, tc := range map[string]struct {
 		cfg  []byte
-		r    Refund
+		r    payment.RefundRequest
 		want string
 	}{
 		"no certificate":     {refundConfig(t, srv.URL, "", "", ""), r, "cert_file"},
 		"foreign CA":         {refundConfig(t, srv.URL, otherCert, otherKey, ""), r, "certificate authority"},
 		"cert/key mismatch":  {refundConfig(t, srv.URL, certFile, otherKey, ""), r, "merchant certificate"},
 		"missing file":       {refundConfig(t, srv.URL, filepath.Join(dir, "none"), keyFile, ""), r, "merchant certificate"},
-		"provider refuses":   {cfg, Refund{OrderNo: r.OrderNo, RefundNo: r.RefundNo, TotalCents: 1234, RefundCents: 999}, "NOTENOUGH"},
-		"more than paid":     {cfg, Refund{OrderNo: r.OrderNo, RefundNo: r.RefundNo, TotalCents: 1234, RefundCents: 1235}, "1..total"},
-		"zero":               {cfg, Refund{OrderNo: r.OrderNo, RefundNo: r.RefundNo, TotalCents: 1234}, "1..total"},
-		"bad refund number":  {cfg, Refund{OrderNo: r.OrderNo, RefundNo: "RF 1", TotalCents: 1, RefundCents: 1}, "not valid"},
+		"provider refuses":   {cfg, payment.RefundRequest{OrderNo: r.OrderNo, RefundNo: r.RefundNo, TotalCents: 1234, AmountCents: 999}, "NOTENOUGH"},
+		"more than paid":     {cfg, payment.RefundRequest{OrderNo: r.OrderNo, RefundNo: r.RefundNo, TotalCents: 1234, AmountCents: 1235}, "1..total"},
+		"zero":               {cfg, payment.RefundRequest{OrderNo: r.OrderNo, RefundNo: r.RefundNo, TotalCents: 1234}, "1..total"},
+		"bad refund number":  {cfg, payment.RefundRequest{OrderNo: r.OrderNo, RefundNo: "RF 1", TotalCents: 1, AmountCents: 1}, "not valid"},
 		"wrong api key sign": {[]byte(strings.Replace(string(cfg), testAPIKey, "other", 1)), r, "签名错误"},
 	} {
 		_, err := p.Refund(context.Background(), tc.cfg, tc.r)
