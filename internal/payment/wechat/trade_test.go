@@ -150,7 +150,9 @@ func TestQueryAnswerRefused(t *testing.T) {
 		"paid without id":     {answer: with("transaction_id", ""), want: "transaction_id"},
 		"id with NUL":         {answer: with("transaction_id", "42\x00"), want: "not valid UTF-8"},
 		"invalid UTF-8 field": {answer: with("trade_state_desc", "\xff\xfe"), want: "not valid UTF-8"},
-		"return FAIL":         {answer: func(string, map[string]string) map[string]string { return map[string]string{"return_code": "FAIL", "return_msg": "签名错误"} }, want: "签名错误"},
+		"return FAIL": {answer: func(string, map[string]string) map[string]string {
+			return map[string]string{"return_code": "FAIL", "return_msg": "签名错误"}
+		}, want: "签名错误"},
 	} {
 		f.Answer, f.Tamper = tc.answer, tc.tamper
 		if f.Answer == nil {
