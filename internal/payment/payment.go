@@ -4,6 +4,15 @@
 // and the verified notification that marks an order paid. The providers'
 // wire protocols live in subpackages (wechat: mobile_a, WeChat Pay API v2
 // XML; alipay: mobile_b, Alipay RSA2); bank needs no protocol.
+//
+// Each wallet provider implements two interfaces: Provider, the payment
+// itself (Prepay, Notify, Reply), and Trades, the calls after it (Close an
+// unpaid trade, Query a trade's state, Refund a paid one) with
+// provider-neutral answers (Trade, Refunded, ErrTradePaid,
+// ErrTradeNotFound, ProviderError). Trades is found by type assertion on a
+// Provider. Package paytest holds fakes of both providers' HTTP APIs for
+// tests. docs/payments.md, "Provider calls", says what each call sends and
+// what its answers mean.
 package payment
 
 import (
