@@ -1,7 +1,8 @@
 // Package alipay is the mobile_b payment channel: Alipay face-to-face
 // precreate (alipay.trade.precreate, a QR code the payer scans) and its
-// asynchronous payment notification, both signed RSA2 (RSA-SHA256) with
-// the app's private key and Alipay's public key. Verification is ours, on
+// asynchronous payment notification, and the trade calls after it
+// (alipay.trade.close, .query, .refund in trade.go), all signed RSA2
+// (RSA-SHA256) with the app's private key and Alipay's public key. Verification is ours, on
 // the standard library (docs/decisions/commerce.md, Payment providers).
 package alipay
 

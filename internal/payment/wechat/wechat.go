@@ -1,6 +1,7 @@
 // Package wechat is the mobile_a payment channel: WeChat Pay Native over
-// the API v2 XML protocol (unified order, payment notification), signed
-// with the merchant's API key (MD5 or HMAC-SHA256). Verification is ours,
+// the API v2 XML protocol (unified order, payment notification; close,
+// query and refund in trade.go and refund.go), signed with the merchant's
+// API key (MD5 or HMAC-SHA256). Verification is ours,
 // on the standard library (docs/decisions/commerce.md, Payment providers).
 package wechat
 
