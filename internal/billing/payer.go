@@ -55,6 +55,11 @@ type Call struct {
 	// the hold (option BillingOverrunAllowed off).
 	DefaultMaxTokens int64
 	Strict           bool
+	// OutputLimit is the most the model writes in one completion, when
+	// known (0: unknown): an open call on a plan holds it in place of
+	// DefaultMaxTokens. The relay sets none yet (a model's own
+	// max_output_tokens would go here).
+	OutputLimit int64
 
 	// SubscriptionID, PlanID and Rule are the subscription asked to pay
 	// (the Plans payer) and its plan's limits of Model; zero for the

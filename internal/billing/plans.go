@@ -55,12 +55,15 @@ func NewPlans(l *Ledger, st *store.Store, local bool, now func() time.Time) *Pla
 }
 
 // Reserve counts the call against the subscription's limits of its model:
-// one request and EstimateTokens, prompt and completion. An open
-// completion is capped at what the tightest token limit leaves after the
-// prompt, so one call cannot run far past its allowance.
+// one request and the tokens planHold gives it. A call whose completion
+// is open holds between the least completion and its default one, as much
+// as the tightest token limit leaves after the prompt, and its completion
+// limit upstream is exactly what it holds: parallel calls never write
+// past the window together.
 func (p *Plans) Reserve(ctx context.Context, c *Call) (Charge, error) {
+	most, least := planHold(c)
 	op := store.UsageOp{SubscriptionID: c.SubscriptionID, Model: c.Model, Rule: c.Rule,
-		Tokens: PlanTokens(c), Now: p.now()}
+		Tokens: most, MinTokens: least, Now: p.now()}
 	var r store.UsageReservation
 	var err error
 	var slice *usageSlice
@@ -76,8 +79,10 @@ func (p *Plans) Reserve(ctx context.Context, c *Call) (Charge, error) {
 		return Charge{}, err
 	}
 	ch := Charge{Payer: p, Usage: r, usage: slice}
-	if t := r.Decision.Tokens; t != nil && opensCompletion(c) {
-		ch.CompletionLimit = PlanCompletionLimit(c, t.Remaining+op.Tokens)
+	// Without a token limit nothing needs the bound: the completion stays
+	// the client's (open), as on the balance without strict billing.
+	if r.Decision.Tokens != nil && opensCompletion(c) {
+		ch.CompletionLimit = PlanCompletionLimit(c, r.Tokens)
 	}
 	return ch, nil
 }
@@ -137,11 +142,40 @@ func (p *Plans) Forget(idle time.Duration) int {
 	return p.book.forget(p.now(), idle)
 }
 
-// PlanTokens is the call's token estimate as the plan counts it: prompt
-// plus completion (EstimateTokens), within the counters' range.
-func PlanTokens(c *Call) int64 {
+// planHold is the tokens a call holds on a plan (docs/decisions/
+// plan-limits.md, "Token holds"): most, and least when it may hold less
+// (0: it holds exactly most), within the counters' range.
+//   - An embedding: its prompt bound.
+//   - A call with its own max_tokens: the prompt bound plus max_tokens for
+//     every choice; no DefaultCompletionSize floor, since the upstream
+//     stops at max_tokens, and a small window must serve small calls.
+//   - An open completion the relay can bound: the prompt bound plus, per
+//     choice, the model's output limit (Call.OutputLimit) or else
+//     DefaultCompletionSize at most, the least completion (1 token, 16 on
+//     the Responses API) at least; the counters take as much as the
+//     tightest token limit leaves.
+//   - Anything else (uploads, media): the balance's estimate
+//     (EstimateTokens); the upstream cannot be bounded, the settlement
+//     counts what it used.
+func planHold(c *Call) (most, least int64) {
+	prompt := min(c.PromptBound, planlimit.MaxAmount)
+	completion := func(perChoice int64) int64 { return min(TimesChoices(perChoice, c.Choices), planlimit.MaxAmount) }
+	switch {
+	case c.Kind == KindEmbeddings:
+		return clampCount(prompt), 0
+	case c.MaxTokens > 0 && (c.Kind == KindChat || c.Kind == KindResponses):
+		return clampCount(prompt + completion(c.MaxTokens)), 0
+	case opensCompletion(c):
+		floor := leastCompletion(c)
+		open := c.DefaultMaxTokens
+		if c.OutputLimit > 0 {
+			open = c.OutputLimit
+		}
+		open = min(max(open, floor), MaxCompletionSent)
+		return clampCount(prompt + completion(open)), clampCount(prompt + completion(floor))
+	}
 	u := EstimateTokens(c)
-	return clampCount(min(u.PromptTokens, planlimit.MaxAmount) + min(u.CompletionTokens, planlimit.MaxAmount))
+	return clampCount(prompt + min(u.CompletionTokens, planlimit.MaxAmount)), 0
 }
 
 // opensCompletion reports whether the client left the completion open on
@@ -151,14 +185,19 @@ func opensCompletion(c *Call) bool {
 	return c.MaxTokens <= 0 && !c.Multipart && (c.Kind == KindChat || c.Kind == KindResponses)
 }
 
-// PlanCompletionLimit is the completion limit per choice that left tokens
-// allow after the prompt's bound: never below one token (MinResponsesOutput
-// on the Responses API), never above MaxCompletionSent.
-func PlanCompletionLimit(c *Call, left int64) int64 {
-	least := int64(1)
+// leastCompletion is the least completion limit per choice the relay
+// sends: one token, MinResponsesOutput on the Responses API.
+func leastCompletion(c *Call) int64 {
 	if c.Kind == KindResponses {
-		least = MinResponsesOutput
+		return MinResponsesOutput
 	}
-	n := (left - c.PromptBound) / max(c.Choices, 1)
-	return min(max(n, least), MaxCompletionSent)
+	return 1
+}
+
+// PlanCompletionLimit is the completion limit per choice a hold of held
+// tokens buys after the prompt's bound: never below the least completion
+// (the hold was taken for at least that), never above MaxCompletionSent.
+func PlanCompletionLimit(c *Call, held int64) int64 {
+	n := (held - c.PromptBound) / max(c.Choices, 1)
+	return min(max(n, leastCompletion(c)), MaxCompletionSent)
 }

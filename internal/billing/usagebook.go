@@ -69,16 +69,25 @@ func (b *usageBook) reserve(ctx context.Context, st *store.Store, op store.Usage
 	m.prune(op.Now)
 	u := planlimit.Tally(op.Rule, m.buckets, op.Now)
 	u.LifetimeTokens = *life
-	d := planlimit.Check(op.Rule, u, op.Tokens, op.Now)
+	tokens := planlimit.Fit(op.Rule, u, leastTokens(op), op.Tokens)
+	d := planlimit.Check(op.Rule, u, tokens, op.Now)
 	if !d.Fits {
 		return store.UsageReservation{}, &store.UsageLimitError{Limit: d.Binding}
 	}
 	fine := planlimit.BucketStart(op.Now, planlimit.FineBucket)
-	m.add(fine, 1, op.Tokens)
-	*life = clampCount(*life + op.Tokens)
+	m.add(fine, 1, tokens)
+	*life = clampCount(*life + tokens)
 	m.used, m.open = op.Now, m.open+1
 	return store.UsageReservation{SubscriptionID: op.SubscriptionID, Model: op.Model, BucketStart: fine,
-		Tokens: op.Tokens, Decision: d}, nil
+		Tokens: tokens, Decision: d}, nil
+}
+
+// leastTokens is the fewest tokens op accepts (store.UsageOp.MinTokens).
+func leastTokens(op store.UsageOp) int64 {
+	if op.MinTokens > 0 {
+		return min(op.MinTokens, op.Tokens)
+	}
+	return op.Tokens
 }
 
 // settle replaces reservation r's estimate by the real count; release

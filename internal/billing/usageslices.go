@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -53,6 +54,20 @@ func (s *usageSlice) fits(tokens int64) bool {
 	return s.holdKey != "" && s.requests-s.usedRequests >= 1 && s.tokens-s.usedTokens >= tokens
 }
 
+// room is the tokens op takes from s: op.Tokens when s has them; when op
+// accepts less (MinTokens) and the slice was grown for it already (settle),
+// what s has left, if that is at least the least op accepts. ok is false
+// when s cannot serve op now.
+func (s *usageSlice) room(op store.UsageOp, settle bool) (tokens int64, ok bool) {
+	if s.fits(op.Tokens) {
+		return op.Tokens, true
+	}
+	if least := leastTokens(op); settle && least < op.Tokens && s.fits(least) {
+		return s.tokens - s.usedTokens, true
+	}
+	return 0, false
+}
+
 // usageSlices is every usage slice of this node.
 type usageSlices struct {
 	mu      sync.Mutex
@@ -84,8 +99,10 @@ func (b *usageSlices) reserve(ctx context.Context, op store.UsageOp, userID int6
 			s = &usageSlice{key: k, userID: userID, bucket: fine, used: op.Now}
 			b.slices[k] = s
 		}
-		if s.fits(op.Tokens) {
-			r := s.take(op)
+		// An open call takes less than it asked only once its own grow
+		// could not give it more: the window (or the fair share) is short.
+		if tokens, ok := s.room(op, grows > 0); ok {
+			r := s.take(op, tokens)
 			b.mu.Unlock()
 			return r, s, nil
 		}
@@ -133,7 +150,16 @@ func (b *usageSlices) reserve(ctx context.Context, op store.UsageOp, userID int6
 			}
 			s.holdKey, s.bucket = g.HoldKey, g.BucketStart
 			s.requests, s.tokens = satAdd(s.requests, g.Requests), satAdd(s.tokens, g.Tokens)
-			s.decision, s.leastTokens, s.sinceRequests, s.sinceTokens = g.Decision, op.Tokens, 0, 0
+			s.decision, s.leastTokens, s.sinceRequests, s.sinceTokens = g.Decision, g.LeastTokens, 0, 0
+		}
+		if err != nil && errors.Is(err, store.ErrUsageLimit) && !s.gone {
+			// The window has no more: an open call takes what the slice
+			// still holds, when that is enough for it.
+			if tokens, ok := s.room(op, true); ok {
+				r := s.take(op, tokens)
+				b.mu.Unlock()
+				return r, s, nil
+			}
 		}
 		b.mu.Unlock()
 		if err == nil && gone { // dropped meanwhile (lease lost): give the grant back
@@ -146,17 +172,18 @@ func (b *usageSlices) reserve(ctx context.Context, op store.UsageOp, userID int6
 	}
 }
 
-// take counts one call of op in s (s fits it); b.mu is held.
-func (s *usageSlice) take(op store.UsageOp) store.UsageReservation {
+// take counts one call of op holding tokens in s (s fits it); b.mu is
+// held.
+func (s *usageSlice) take(op store.UsageOp, tokens int64) store.UsageReservation {
 	s.usedRequests++
-	s.usedTokens = satAdd(s.usedTokens, op.Tokens)
-	s.heldTokens = satAdd(s.heldTokens, op.Tokens)
+	s.usedTokens = satAdd(s.usedTokens, tokens)
+	s.heldTokens = satAdd(s.heldTokens, tokens)
 	s.calls++
 	s.used = op.Now
 	s.sinceRequests++
-	s.sinceTokens = satAdd(s.sinceTokens, op.Tokens)
+	s.sinceTokens = satAdd(s.sinceTokens, tokens)
 	return store.UsageReservation{Key: s.holdKey, SubscriptionID: s.key.subscription, Model: s.key.model,
-		BucketStart: s.bucket, Tokens: op.Tokens, Decision: s.decisionNow()}
+		BucketStart: s.bucket, Tokens: tokens, Decision: s.decisionNow()}
 }
 
 // decisionNow is the last grant's decision with the uses since counted

@@ -95,6 +95,12 @@ func Check(r Rule, u Usage, tokens int64, now time.Time) Decision {
 		if s.Remaining >= need {
 			continue
 		}
+		if s.Reset.IsZero() && !s.Lifetime {
+			// An empty window that cannot hold the call (larger than the
+			// limit itself): name when a use counted now would leave it,
+			// as the headers of a first use do.
+			s.Reset = r.ResetAt(s.Window, BucketStart(now, r.Bucket(s.Window)))
+		}
 		if d.Fits || freesLater(s, d.Binding) {
 			d.Binding = s
 		}
@@ -123,6 +129,27 @@ func Check(r Rule, u Usage, tokens int64, now time.Time) Decision {
 		}
 	}
 	return d
+}
+
+// Room is the most tokens one more call can hold under r with usage u: the
+// least any configured token limit (the lifetime allowance included) has
+// left, MaxAmount when no token limit is set.
+func Room(r Rule, u Usage) int64 {
+	room := int64(MaxAmount)
+	for _, s := range Report(r, u) {
+		if s.Measure == Tokens {
+			room = min(room, s.Remaining)
+		}
+	}
+	return room
+}
+
+// Fit is the tokens a call that can take between least and most holds
+// under r with usage u: most when it fits, else what the tightest token
+// limit has left, never below least (which Check then refuses when even
+// that does not fit). A call with a fixed estimate has least = most.
+func Fit(r Rule, u Usage, least, most int64) int64 {
+	return max(min(most, Room(r, u)), least)
 }
 
 // freesLater reports whether a frees after b: never (the lifetime

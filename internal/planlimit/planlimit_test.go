@@ -234,3 +234,54 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// A call that accepts between least and most tokens holds most when the
+// tightest token limit has it, else what that limit has left, never below
+// least (then Check refuses it). The lifetime allowance counts as a token
+// limit; request limits do not bound tokens.
+func TestFitTakesWhatTheTightestLimitLeaves(t *testing.T) {
+	r := Rule{TokenPeriod: 1000, TokenMonth: 5000, RequestPeriod: 3, LifetimeTokens: 10_000}
+	at := func(period, lifetime int64) Usage {
+		u := Tally(r, use(t0, 1, period), t0)
+		u.LifetimeTokens = lifetime
+		return u
+	}
+	for _, tt := range []struct {
+		name              string
+		u                 Usage
+		least, most, want int64
+		fits              bool
+	}{
+		{"room for most", at(0, 0), 10, 400, 400, true},
+		{"the period's rest", at(700, 700), 10, 400, 300, true},
+		{"exactly least left", at(990, 990), 10, 400, 10, true},
+		{"less than least left", at(995, 995), 10, 400, 10, false},
+		{"nothing left", at(1000, 1000), 10, 400, 10, false},
+		{"the lifetime allowance binds", at(0, 9_900), 10, 400, 100, true},
+		{"fixed estimate", at(700, 700), 400, 400, 400, false},
+	} {
+		got := Fit(r, tt.u, tt.least, tt.most)
+		if got != tt.want {
+			t.Errorf("%s: Fit %d, want %d", tt.name, got, tt.want)
+		}
+		if d := Check(r, tt.u, got, t0); d.Fits != tt.fits {
+			t.Errorf("%s: fits %v, want %v", tt.name, d.Fits, tt.fits)
+		}
+	}
+	if n := Fit(Rule{RequestPeriod: 1}, Usage{}, 1, 1<<40); n != 1<<40 {
+		t.Errorf("no token limit: Fit %d, want most", n)
+	}
+}
+
+// A call larger than a rolling limit itself, against an empty window, is
+// refused naming that limit with a reset (when a use counted now would
+// leave the window), not as if it never freed: only the lifetime
+// allowance never frees.
+func TestEmptyWindowRefusalHasAReset(t *testing.T) {
+	r := Rule{TokenPeriod: 3000}
+	d := Check(r, Usage{}, 16_400, t0)
+	want := r.ResetAt(Period, BucketStart(t0, FineBucket))
+	if d.Fits || d.Binding.Name != NameTokenPeriod || d.Binding.Lifetime || !d.Binding.Reset.Equal(want) {
+		t.Fatalf("binding %+v, want token_period freeing at %s", d.Binding, want)
+	}
+}

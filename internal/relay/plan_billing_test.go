@@ -422,32 +422,48 @@ func TestPlanUsageSurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestPlanCapsAnOpenCompletion: a call that leaves its completion open is
-// capped at what the tightest token limit leaves after the prompt, so one
-// call cannot run far past the allowance.
+// TestPlanCapsAnOpenCompletion: a call that leaves its completion open
+// holds DefaultCompletionSize, or what the tightest token limit leaves
+// after the prompt when that is less, and is capped upstream at exactly
+// what it holds (docs/decisions/plan-limits.md, "Token holds").
 func TestPlanCapsAnOpenCompletion(t *testing.T) {
 	e, up, g := planGateway(t)
+	up.SetBehavior(longAnswer)
 	g.SetOption("DefaultCompletionSize", "16")
 	planID := g.NewPlan("p", apptest.PlanLimits{"gpt-test": {"token_period": 5000}}, nil)
 	g.Subscribe(g.UserID, planID, 30)
-	r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false))
-	if r.Status != http.StatusOK {
-		t.Fatalf("%d %s", r.Status, r.Body)
+	call := func() (sent, remaining int64) {
+		t.Helper()
+		r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false))
+		if r.Status != http.StatusOK {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		e.SettleAll()
+		remaining, err := strconv.ParseInt(r.Header.Get("X-Ratelimit-Remaining-Tokens"), 10, 64)
+		if err != nil {
+			t.Fatalf("remaining tokens %q", r.Header.Get("X-Ratelimit-Remaining-Tokens"))
+		}
+		var body struct {
+			MaxTokens           int64 `json:"max_tokens"`
+			MaxCompletionTokens int64 `json:"max_completion_tokens"`
+		}
+		if err := json.Unmarshal(up.LastRequest().Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		return max(body.MaxTokens, body.MaxCompletionTokens), remaining
 	}
-	remaining, err := strconv.ParseInt(r.Header.Get("X-Ratelimit-Remaining-Tokens"), 10, 64)
-	if err != nil {
-		t.Fatalf("remaining tokens %q", r.Header.Get("X-Ratelimit-Remaining-Tokens"))
+	// The window has room: the call holds the prompt's bound and 16.
+	sent, remaining := call()
+	if sent != 16 {
+		t.Fatalf("completion limit sent %d, want DefaultCompletionSize 16", sent)
 	}
-	var sent struct {
-		MaxTokens           int64 `json:"max_tokens"`
-		MaxCompletionTokens int64 `json:"max_completion_tokens"`
-	}
-	if err := json.Unmarshal(up.LastRequest().Body, &sent); err != nil {
-		t.Fatal(err)
-	}
-	// The reservation counted the prompt's bound and 16 completion tokens;
-	// the cap is everything the limit had left after the prompt.
-	if got := max(sent.MaxTokens, sent.MaxCompletionTokens); got != remaining+16 {
-		t.Errorf("completion limit sent %d, want %d (remaining %d + the 16 counted)", got, remaining+16, remaining)
+	bound := 5000 - 16 - remaining // the prompt's bound the hold counted
+	// The window has less than a default completion left after the
+	// prompt: the call holds the rest, and is capped at it.
+	g.SetOption("DefaultCompletionSize", "16384")
+	used := int64(10 + 16) // the first call's real use replaced its hold
+	sent, remaining = call()
+	if want := 5000 - used - bound; sent != want || remaining != 0 {
+		t.Errorf("completion limit sent %d with %d tokens remaining, want %d (the window's rest after the prompt) and 0", sent, remaining, want)
 	}
 }

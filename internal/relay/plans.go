@@ -155,7 +155,7 @@ func (c *call) pay() error {
 // insufficient_quota. Clients are told not to retry when the limit frees
 // later than their SDK's backoff would wait (a minute).
 func planLimitReached(s *subscription, model string, l planlimit.Status, now time.Time) *apiError {
-	if l.Lifetime || l.Reset.IsZero() {
+	if l.Lifetime {
 		e := errf(http.StatusTooManyRequests, codeInsufficientQuota, codeInsufficientQuota,
 			msgPlanLifetimeFmt, s.plan.Name, l.Used, l.Limit)
 		e.header = rateLimitHeader(nil, l, now)

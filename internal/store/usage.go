@@ -45,13 +45,30 @@ func (e *UsageLimitError) Error() string {
 func (e *UsageLimitError) Is(target error) bool { return target == ErrUsageLimit }
 
 // UsageOp asks to reserve one request and an estimate of Tokens of Model
-// on a subscription, under Rule, at Now.
+// on a subscription, under Rule, at Now. MinTokens, when above 0, lets the
+// call take fewer tokens, down to MinTokens, when the tightest token limit
+// has less than Tokens left (planlimit.Fit): an open completion shrinks to
+// what the window holds. The reservation's Tokens is what it took.
 type UsageOp struct {
 	SubscriptionID int64
 	Model          string
 	Rule           planlimit.Rule
 	Tokens         int64
+	MinTokens      int64
 	Now            time.Time
+}
+
+// least is the fewest tokens op accepts.
+func (op UsageOp) least() int64 {
+	if op.MinTokens > 0 {
+		return min(op.MinTokens, op.Tokens)
+	}
+	return op.Tokens
+}
+
+// fit is the tokens op holds with usage u.
+func (op UsageOp) fit(u planlimit.Usage) int64 {
+	return planlimit.Fit(op.Rule, u, op.least(), op.Tokens)
 }
 
 // UsageReservation is a granted reservation. Key identifies it for
@@ -82,6 +99,9 @@ func validUsageOp(op UsageOp) error {
 	if err := op.Rule.Validate(); err != nil {
 		return err
 	}
+	if err := planlimit.ValidAmount(op.MinTokens); err != nil {
+		return err
+	}
 	return planlimit.ValidAmount(op.Tokens)
 }
 
@@ -104,7 +124,7 @@ func (s *Store) ReserveUsage(ctx context.Context, op UsageOp) (UsageReservation,
 		BucketStart: planlimit.BucketStart(op.Now, planlimit.FineBucket), Tokens: op.Tokens}
 	err := s.writeUsage(ctx, "reserve plan usage", op.SubscriptionID, func(tx *Tx) error {
 		var err error
-		r.Decision, err = tx.reserveUsage(op, r)
+		r.Decision, r.Tokens, err = tx.reserveUsage(op, r)
 		return err
 	})
 	if err != nil {
@@ -131,31 +151,34 @@ func (s *Store) writeUsage(ctx context.Context, op string, subscriptionID int64,
 	return s.write(ctx, op, fn)
 }
 
-func (tx *Tx) reserveUsage(op UsageOp, r UsageReservation) (planlimit.Decision, error) {
+// reserveUsage decides op and holds it; it returns the decision and the
+// tokens held (op.Tokens, or less for a call that accepts less).
+func (tx *Tx) reserveUsage(op UsageOp, r UsageReservation) (planlimit.Decision, int64, error) {
 	var totals []struct{ Tokens int64 }
 	err := tx.forUpdate().Table("plan_usage_totals").Select("tokens").Where("subscription_id = ?", op.SubscriptionID).Find(&totals).Error
 	if err != nil {
-		return planlimit.Decision{}, err
+		return planlimit.Decision{}, 0, err
 	}
 	if len(totals) == 0 {
-		return planlimit.Decision{}, errNoTotals
+		return planlimit.Decision{}, 0, errNoTotals
 	}
 	usage, err := tx.windowUsage(op)
 	if err != nil {
-		return planlimit.Decision{}, err
+		return planlimit.Decision{}, 0, err
 	}
 	usage.LifetimeTokens = totals[0].Tokens
-	d := planlimit.Check(op.Rule, usage, op.Tokens, op.Now)
+	tokens := op.fit(usage)
+	d := planlimit.Check(op.Rule, usage, tokens, op.Now)
 	if !d.Fits {
-		return d, &UsageLimitError{Limit: d.Binding}
+		return d, 0, &UsageLimitError{Limit: d.Binding}
 	}
 	// A hold: peers get nothing until the call settles (closeUsage).
-	if err := tx.addUsage(usageDelta{op.SubscriptionID, op.Model, r.BucketStart, 1, op.Tokens}, usageDelta{}); err != nil {
-		return d, err
+	if err := tx.addUsage(usageDelta{op.SubscriptionID, op.Model, r.BucketStart, 1, tokens}, usageDelta{}); err != nil {
+		return d, 0, err
 	}
 	hold := planUsageHold{HoldKey: r.Key, SubscriptionID: op.SubscriptionID, Model: op.Model,
-		BucketStart: r.BucketStart, Tokens: op.Tokens, CreatedAt: op.Now.Unix(), LeaseID: tx.s.LeaseID(), Requests: 1}
-	return d, tx.db.Create(&hold).Error
+		BucketStart: r.BucketStart, Tokens: tokens, CreatedAt: op.Now.Unix(), LeaseID: tx.s.LeaseID(), Requests: 1}
+	return d, tokens, tx.db.Create(&hold).Error
 }
 
 // windowUsage sums the subscription's buckets of op.Model into the three

@@ -31,11 +31,13 @@ type UsageSliceOp struct {
 
 // UsageSliceGrant is what a slice got: its hold, the fine bucket it
 // counts in, the requests and tokens added, and the decision for the
-// least call (the rate-limit headers start from it).
+// least call, of LeastTokens (the rate-limit headers start from it; for
+// an op with MinTokens, what planlimit.Fit gives it).
 type UsageSliceGrant struct {
 	HoldKey          string
 	BucketStart      int64
 	Requests, Tokens int64
+	LeastTokens      int64
 	Decision         planlimit.Decision
 }
 
@@ -68,7 +70,8 @@ func (tx *Tx) growUsageSlice(op UsageSliceOp) (UsageSliceGrant, error) {
 		return UsageSliceGrant{}, err
 	}
 	usage.LifetimeTokens = totals[0].Tokens
-	d := planlimit.Check(op.Rule, usage, op.Tokens, op.Now)
+	least := op.fit(usage)
+	d := planlimit.Check(op.Rule, usage, least, op.Now)
 	if !d.Fits {
 		return UsageSliceGrant{}, &UsageLimitError{Limit: d.Binding}
 	}
@@ -81,9 +84,9 @@ func (tx *Tx) growUsageSlice(op UsageSliceOp) (UsageSliceGrant, error) {
 		}
 	}
 	share := tx.s.FairShare()
-	g := UsageSliceGrant{BucketStart: planlimit.BucketStart(op.Now, planlimit.FineBucket), Decision: d,
+	g := UsageSliceGrant{BucketStart: planlimit.BucketStart(op.Now, planlimit.FineBucket), Decision: d, LeastTokens: least,
 		Requests: fairPart(max(op.Requests, 1), 1, requestsLeft, share),
-		Tokens:   fairPart(max(op.SliceTokens, op.Tokens), op.Tokens, tokensLeft, share)}
+		Tokens:   fairPart(max(op.SliceTokens, least), least, tokensLeft, share)}
 	if err := tx.addUsage(usageDelta{op.SubscriptionID, op.Model, g.BucketStart, g.Requests, g.Tokens}, usageDelta{}); err != nil {
 		return g, err
 	}
