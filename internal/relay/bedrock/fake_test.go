@@ -1,0 +1,382 @@
+package bedrock_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelgate/modelgate/internal/apptest/fakecloud"
+	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
+	"github.com/modelgate/modelgate/internal/relay/bedrock"
+	"github.com/modelgate/modelgate/internal/relay/openai"
+	"github.com/modelgate/modelgate/internal/relay/refusal"
+)
+
+const (
+	accessKey = "AKIAFAKEFAKEFAKE0001"
+	secret    = "k8Vz+test/secret/generated/for/this/test"
+	region    = "us-west-2"
+	claude    = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+)
+
+// env is a fake Bedrock over a fake Anthropic backend.
+type env struct {
+	backend *fakeupstream.Server
+	fake    *fakecloud.Bedrock
+}
+
+func newEnv(t *testing.T, sessionToken string) env {
+	backend := fakeupstream.New(t)
+	fake := fakecloud.NewBedrock(t, backend, fakeupstream.DefaultKey,
+		fakecloud.AWSCredentials{AccessKeyID: accessKey, SecretAccessKey: secret, SessionToken: sessionToken}, region)
+	return env{backend, fake}
+}
+
+func (e env) channel(t *testing.T, key string) *bedrock.Channel {
+	t.Helper()
+	c, err := bedrock.New(e.fake.URL, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func goodKey() string { return accessKey + "|" + secret + "|" + region }
+
+func do(t *testing.T, c *bedrock.Channel, op bedrock.Operation, model string, body []byte) *http.Response {
+	t.Helper()
+	req, err := c.NewRequest(context.Background(), op, model, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func readAll(t *testing.T, resp *http.Response) []byte {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const messages = `{"model":"claude-3-5-sonnet","max_tokens":256,"messages":[{"role":"user","content":"hi"}]}`
+
+func TestInvokeSigned(t *testing.T) {
+	e := newEnv(t, "")
+	body, err := bedrock.MessagesBody([]byte(messages), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := do(t, e.channel(t, goodKey()), bedrock.Invoke, claude, body)
+	b := readAll(t, resp)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), fakeupstream.DefaultReply) {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	got := e.fake.LastRequest(t)
+	if got.Path != "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/invoke" {
+		t.Fatalf("path %s", got.Path)
+	}
+	if got.Header.Get("X-Amz-Date") == "" || !strings.HasPrefix(got.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential="+accessKey+"/") {
+		t.Fatalf("headers %v", got.Header)
+	}
+	if e.backend.LastRequest().Model != claude {
+		t.Fatalf("backend model %q", e.backend.LastRequest().Model)
+	}
+}
+
+func TestSignatureRefusals(t *testing.T) {
+	e := newEnv(t, "")
+	body, _ := bedrock.MessagesBody([]byte(messages), nil)
+	for name, tc := range map[string]struct {
+		key       string
+		now       func() time.Time
+		tamper    bool
+		exception string
+	}{
+		"wrong secret":       {key: accessKey + "|wrong-secret|" + region, exception: "InvalidSignatureException"},
+		"unknown access key": {key: "AKIAFAKEFAKEFAKE0002|" + secret + "|" + region, exception: "UnrecognizedClientException"},
+		"wrong region":       {key: accessKey + "|" + secret + "|us-east-1", exception: "InvalidSignatureException"},
+		"signed 10 min ago":  {key: goodKey(), now: func() time.Time { return time.Now().Add(-10 * time.Minute) }, exception: "InvalidSignatureException"},
+		"body changed after": {key: goodKey(), tamper: true, exception: "InvalidSignatureException"},
+		"unexpected token":   {key: goodKey() + "|some-session-token", exception: "UnrecognizedClientException"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := e.channel(t, tc.key)
+			c.Now = tc.now
+			before := e.backend.Count()
+			req, err := c.NewRequest(context.Background(), bedrock.Invoke, claude, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.tamper {
+				changed := strings.Replace(string(body), `"max_tokens":256`, `"max_tokens":999`, 1)
+				req.Body = io.NopCloser(strings.NewReader(changed))
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b := readAll(t, resp)
+			r := bedrock.Classify(resp.StatusCode, resp.Header, b)
+			if resp.StatusCode != 403 || r.Code != tc.exception || r.Kind != refusal.Key {
+				t.Fatalf("%d %+v", resp.StatusCode, r)
+			}
+			if e.backend.Count() != before {
+				t.Fatal("a refused request reached the model")
+			}
+		})
+	}
+}
+
+func TestSessionTokenAndARN(t *testing.T) {
+	e := newEnv(t, "FwoGZXIvYXdzEJr//session")
+	body, _ := bedrock.MessagesBody([]byte(messages), nil)
+	if resp := do(t, e.channel(t, goodKey()), bedrock.Invoke, claude, body); resp.StatusCode != 403 {
+		t.Fatalf("without the session token: %d", resp.StatusCode)
+	}
+	c := e.channel(t, goodKey()+"|FwoGZXIvYXdzEJr//session")
+	arn := "arn:aws:bedrock:us-west-2:123456789012:inference-profile/us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+	resp := do(t, c, bedrock.Invoke, arn, body)
+	if b := readAll(t, resp); resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	if e.backend.LastRequest().Model != arn {
+		t.Fatalf("model %q", e.backend.LastRequest().Model)
+	}
+}
+
+func TestInvokeRefusesModelAndStreamInBody(t *testing.T) {
+	e := newEnv(t, "")
+	resp := do(t, e.channel(t, goodKey()), bedrock.Invoke, claude, []byte(messages))
+	b := readAll(t, resp)
+	if r := bedrock.Classify(resp.StatusCode, resp.Header, b); resp.StatusCode != 400 || r.Kind != refusal.Request {
+		t.Fatalf("%d %+v", resp.StatusCode, r)
+	}
+}
+
+func TestInvokeStream(t *testing.T) {
+	e := newEnv(t, "")
+	e.backend.SetBehavior(fakeupstream.Behavior{PromptTokens: 30, CachedTokens: 10, CompletionTokens: 7, Reply: "one two three"})
+	body, _ := bedrock.MessagesBody([]byte(messages), []string{"fine-grained-tool-streaming-2025-05-14"})
+	resp := do(t, e.channel(t, goodKey()), bedrock.InvokeStream, claude, body)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/vnd.amazon.eventstream" {
+		t.Fatalf("%d %s", resp.StatusCode, resp.Header)
+	}
+	if got := e.backend.LastRequest().Header.Get("Anthropic-Beta"); got != "fine-grained-tool-streaming-2025-05-14" {
+		t.Fatalf("beta %q", got)
+	}
+	s := bedrock.NewAnthropicStream(resp.Body, 1<<20)
+	var names []string
+	var text strings.Builder
+	for {
+		ev, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, ev.Name)
+		var d struct {
+			Delta struct{ Text string } `json:"delta"`
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		text.WriteString(d.Delta.Text)
+	}
+	if text.String() != "one two three" || names[0] != "message_start" || names[len(names)-1] != "message_stop" {
+		t.Fatalf("events %v, text %q", names, text.String())
+	}
+	if m := s.Metrics(); m == nil || m.InputTokenCount != 20 || m.OutputTokenCount != 7 {
+		t.Fatalf("metrics %+v", m)
+	}
+}
+
+func TestInvokeStreamException(t *testing.T) {
+	e := newEnv(t, "")
+	e.fake.SetStreamException("throttlingException")
+	body, _ := bedrock.MessagesBody([]byte(messages), nil)
+	s := bedrock.NewAnthropicStream(do(t, e.channel(t, goodKey()), bedrock.InvokeStream, claude, body).Body, 1<<20)
+	if _, err := s.Next(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Next()
+	var r *refusal.Error
+	if !errors.As(err, &r) || r.Kind != refusal.Throttled {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestThrottledAnswer(t *testing.T) {
+	e := newEnv(t, "")
+	e.backend.SetBehavior(fakeupstream.Behavior{Status: 429})
+	body, _ := bedrock.MessagesBody([]byte(messages), nil)
+	resp := do(t, e.channel(t, goodKey()), bedrock.Invoke, claude, body)
+	b := readAll(t, resp)
+	if r := bedrock.Classify(resp.StatusCode, resp.Header, b); r.Kind != refusal.Throttled || r.Code != "ThrottlingException" {
+		t.Fatalf("%d %+v", resp.StatusCode, r)
+	}
+}
+
+func converseBody(t *testing.T, chat string) []byte {
+	t.Helper()
+	var req openai.ChatRequest
+	if err := json.Unmarshal([]byte(chat), &req); err != nil {
+		t.Fatal(err)
+	}
+	c, err := bedrock.FromChatRequest(&req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const toolChat = `{"model":"nova","max_tokens":300,"temperature":0.2,"top_p":0.9,"stop":["END"],
+ "messages":[{"role":"system","content":"be brief"},{"role":"user","content":"weather in Paris?"},
+  {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\"}"}}]},
+  {"role":"tool","tool_call_id":"call_1","content":"sunny"},{"role":"user","content":"and tomorrow?"}],
+ "tools":[{"type":"function","function":{"name":"get_weather","description":"weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}],
+ "tool_choice":"required"}`
+
+func TestConverse(t *testing.T) {
+	e := newEnv(t, "")
+	e.backend.SetBehavior(fakeupstream.Behavior{PromptTokens: 50, CachedTokens: 20, CacheWriteTokens: 5, CompletionTokens: 9})
+	resp := do(t, e.channel(t, goodKey()), bedrock.Converse, "amazon.nova-pro-v1:0", converseBody(t, toolChat))
+	b := readAll(t, resp)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, b)
+	}
+	var cr bedrock.ConverseResponse
+	if err := json.Unmarshal(b, &cr); err != nil {
+		t.Fatal(err)
+	}
+	chat, err := bedrock.ToChatResponse(&cr, "nova", "chatcmpl-1", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := chat.Usage
+	if u.PromptTokens != 50 || u.Cached() != 20 || u.CacheWriteTokens != 5 || u.CompletionTokens != 9 || u.TotalTokens != 59 {
+		t.Fatalf("usage %+v", u)
+	}
+	if string(chat.Choices[0].Message.Content) != `"`+fakeupstream.DefaultReply+`"` || chat.Choices[0].FinishReason != "stop" {
+		t.Fatalf("choice %+v", chat.Choices[0])
+	}
+	// What the backend got proves the fields went where Converse wants them.
+	var sent struct {
+		MaxTokens     int                     `json:"max_tokens"`
+		Temperature   float64                 `json:"temperature"`
+		TopP          float64                 `json:"top_p"`
+		StopSequences []string                `json:"stop_sequences"`
+		System        string                  `json:"system"`
+		ToolChoice    struct{ Type string }   `json:"tool_choice"`
+		Messages      []struct{ Role string } `json:"messages"`
+	}
+	_ = json.Unmarshal(e.backend.LastRequest().Body, &sent)
+	if sent.MaxTokens != 300 || sent.Temperature != 0.2 || sent.TopP != 0.9 || sent.StopSequences[0] != "END" ||
+		sent.System != "be brief" || sent.ToolChoice.Type != "any" || len(sent.Messages) != 3 {
+		t.Fatalf("backend got %s", e.backend.LastRequest().Body)
+	}
+}
+
+func TestConverseToolCallAndStream(t *testing.T) {
+	e := newEnv(t, "")
+	call := &fakeupstream.ToolCall{Name: "get_weather", Arguments: `{"city":"Paris","days":2}`}
+	e.backend.SetBehavior(fakeupstream.Behavior{ToolCall: call, PromptTokens: 40, CompletionTokens: 11})
+	c := e.channel(t, goodKey())
+
+	resp := do(t, c, bedrock.Converse, "amazon.nova-pro-v1:0", converseBody(t, toolChat))
+	var cr bedrock.ConverseResponse
+	_ = json.Unmarshal(readAll(t, resp), &cr)
+	chat, err := bedrock.ToChatResponse(&cr, "nova", "id", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := chat.Choices[0].Message.ToolCalls
+	if len(tc) != 1 || tc[0].Function.Name != "get_weather" || tc[0].Function.Arguments != `{"city":"Paris","days":2}` || tc[0].ID == "" ||
+		chat.Choices[0].FinishReason != "tool_calls" {
+		t.Fatalf("answer %+v", chat.Choices[0])
+	}
+
+	resp = do(t, c, bedrock.ConverseStream, "amazon.nova-pro-v1:0", converseBody(t, toolChat))
+	frames := bedrock.NewStreamReader(resp.Body, 1<<20)
+	s := bedrock.NewChatStream("nova", "id", 1)
+	var args strings.Builder
+	var id, finish string
+	for {
+		f, err := frames.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := s.Convert(f.EventType, f.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range chunks {
+			for _, d := range ch.Choices[0].Delta.ToolCalls {
+				if d.ID != "" {
+					id = d.ID
+				}
+				args.WriteString(d.Function.Arguments)
+			}
+			if fr := ch.Choices[0].FinishReason; fr != nil {
+				finish = *fr
+			}
+		}
+	}
+	if !s.Done() || !s.HasUsage() || id == "" || args.String() != `{"city":"Paris","days":2}` || finish != "tool_calls" {
+		t.Fatalf("done %v usage %v id %q args %q finish %q", s.Done(), s.HasUsage(), id, args.String(), finish)
+	}
+	if u := s.UsageChunk().Usage; u.PromptTokens != 40 || u.CompletionTokens != 11 {
+		t.Fatalf("usage %+v", u)
+	}
+}
+
+func TestConverseStreamText(t *testing.T) {
+	e := newEnv(t, "")
+	e.backend.SetBehavior(fakeupstream.Behavior{Reply: "alpha beta gamma", Chunks: 3, PromptTokens: 5, CompletionTokens: 3})
+	resp := do(t, e.channel(t, goodKey()), bedrock.ConverseStream, "meta.llama3-70b-instruct-v1:0",
+		converseBody(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	frames := bedrock.NewStreamReader(resp.Body, 1<<20)
+	s := bedrock.NewChatStream("m", "id", 1)
+	var text strings.Builder
+	for {
+		f, err := frames.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, err := s.Convert(f.EventType, f.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range chunks {
+			if c := ch.Choices[0].Delta.Content; c != nil {
+				text.WriteString(*c)
+			}
+		}
+	}
+	if text.String() != "alpha beta gamma" || s.Usage().TotalTokens != 8 {
+		t.Fatalf("text %q usage %+v", text.String(), s.Usage())
+	}
+}
