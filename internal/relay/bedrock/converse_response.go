@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/relay/openai"
@@ -30,21 +31,34 @@ type ConverseUsage struct {
 
 // OpenAIUsage converts the usage to OpenAI's terms, where the prompt counts
 // every input token, cache reads (cached_tokens) and writes included.
+// Counts are upstream input: a negative one reads as 0 and sums saturate,
+// so a broken answer can neither wrap a bill around nor make it negative.
 func (u *ConverseUsage) OpenAIUsage() openai.Usage {
 	if u == nil {
 		return openai.Usage{}
 	}
-	prompt := u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens
+	input, read, write, output := atLeast0(u.InputTokens), atLeast0(u.CacheReadInputTokens), atLeast0(u.CacheWriteInputTokens), atLeast0(u.OutputTokens)
+	prompt := add(add(input, read), write)
 	out := openai.Usage{
 		PromptTokens:     prompt,
-		CompletionTokens: u.OutputTokens,
-		TotalTokens:      prompt + u.OutputTokens,
-		CacheWriteTokens: u.CacheWriteInputTokens,
+		CompletionTokens: output,
+		TotalTokens:      add(prompt, output),
+		CacheWriteTokens: write,
 	}
-	if u.CacheReadInputTokens > 0 {
-		out.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: u.CacheReadInputTokens}
+	if read > 0 {
+		out.PromptTokensDetails = &openai.PromptTokensDetails{CachedTokens: read}
 	}
 	return out
+}
+
+func atLeast0(n int64) int64 { return max(n, 0) }
+
+// add adds two non-negative counts, saturating at math.MaxInt64.
+func add(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // ToChatResponse converts a Converse answer into an OpenAI chat completion

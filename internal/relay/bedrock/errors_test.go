@@ -69,3 +69,20 @@ func TestFromChatRequestRefusals(t *testing.T) {
 type openaiChat struct{ openai.ChatRequest }
 
 func (c *openaiChat) decode(s string) error { return json.Unmarshal([]byte(s), &c.ChatRequest) }
+
+func TestConverseUsageLimits(t *testing.T) {
+	const maxInt = int64(^uint64(0) >> 1)
+	for _, tc := range []struct {
+		in                    bedrock.ConverseUsage
+		prompt, cached, total int64
+	}{
+		{bedrock.ConverseUsage{InputTokens: 10, CacheReadInputTokens: 5, CacheWriteInputTokens: 2, OutputTokens: 3}, 17, 5, 20},
+		{bedrock.ConverseUsage{InputTokens: -10, CacheReadInputTokens: -1, OutputTokens: -3}, 0, 0, 0},
+		{bedrock.ConverseUsage{InputTokens: maxInt, CacheReadInputTokens: maxInt, OutputTokens: maxInt}, maxInt, maxInt, maxInt},
+	} {
+		u := tc.in.OpenAIUsage()
+		if u.PromptTokens != tc.prompt || u.Cached() != tc.cached || u.TotalTokens != tc.total || u.CompletionTokens < 0 {
+			t.Errorf("%+v → %+v", tc.in, u)
+		}
+	}
+}

@@ -27,7 +27,8 @@ type Frame struct {
 	EventType     string // ":event-type": chunk, messageStart, contentBlockDelta…
 	ExceptionType string // ":exception-type": throttlingException…
 	ErrorCode     string // ":error-code"
-	Payload       []byte
+	// Payload is valid until the next call of Next: the reader reuses it.
+	Payload []byte
 }
 
 // StreamReader reads frames from an event stream. It validates each

@@ -380,3 +380,41 @@ func TestConverseStreamText(t *testing.T) {
 		t.Fatalf("text %q usage %+v", text.String(), s.Usage())
 	}
 }
+
+// Hundreds of identical calls in parallel on one channel: each is signed
+// on its own (the signer is shared) and every one is accepted.
+func TestParallelSignedCalls(t *testing.T) {
+	e := newEnv(t, "")
+	c := e.channel(t, goodKey())
+	body, _ := bedrock.MessagesBody([]byte(messages), nil)
+	const n = 200
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			req, err := c.NewRequest(context.Background(), bedrock.Invoke, claude, body)
+			if err != nil {
+				errs <- err
+				return
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				err = errors.New(resp.Status)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.backend.Count(); got != n {
+		t.Fatalf("backend saw %d calls, want %d", got, n)
+	}
+}
