@@ -47,17 +47,20 @@ func NewStreamReader(r io.Reader, maxFrame int) *StreamReader {
 }
 
 // Next returns the next event frame. It returns io.EOF at a clean end (no
-// byte of a next frame), io.ErrUnexpectedEOF for a stream cut inside a
+// byte of a next frame; whether the answer was complete is for the events
+// to say: message_stop, messageStop), io.ErrUnexpectedEOF for a stream cut inside a
 // frame, and a *refusal.Error for an exception or error frame, which is how
 // Bedrock reports a failure after the 200 status (throttling, a model
 // timeout, a validation error of the model).
 func (s *StreamReader) Next() (Frame, error) {
 	prelude, err := s.r.Peek(8)
-	if err != nil {
-		if err == io.EOF && len(prelude) == 0 {
-			return Frame{}, io.EOF
-		}
+	switch {
+	case err == io.EOF && len(prelude) == 0:
+		return Frame{}, io.EOF
+	case err == io.EOF:
 		return Frame{}, io.ErrUnexpectedEOF
+	case err != nil: // a cut connection: keep what the transport said
+		return Frame{}, fmt.Errorf("bedrock: read event stream: %w", err)
 	}
 	total := binary.BigEndian.Uint32(prelude[0:4])
 	headers := binary.BigEndian.Uint32(prelude[4:8])

@@ -418,3 +418,40 @@ func TestParallelSignedCalls(t *testing.T) {
 		t.Fatalf("backend saw %d calls, want %d", got, n)
 	}
 }
+
+// A stream the upstream cuts ends in an error, never in a clean end that
+// would pass for a complete (and completely billed) answer.
+func TestCutStreamsEndInAnError(t *testing.T) {
+	e := newEnv(t, "")
+	e.backend.SetBehavior(fakeupstream.Behavior{Reply: "one two three", Chunks: 3, FailAfter: 1})
+	c := e.channel(t, goodKey())
+
+	body, _ := bedrock.MessagesBody([]byte(messages), nil)
+	s := bedrock.NewAnthropicStream(do(t, c, bedrock.InvokeStream, claude, body).Body, 1<<20)
+	var err error
+	for err == nil {
+		_, err = s.Next()
+	}
+	if err == io.EOF {
+		t.Fatal("invoke stream: a cut stream ended cleanly")
+	}
+
+	frames := bedrock.NewStreamReader(do(t, c, bedrock.ConverseStream, "amazon.nova-pro-v1:0",
+		converseBody(t, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)).Body, 1<<20)
+	chat := bedrock.NewChatStream("m", "id", 1)
+	for {
+		f, err := frames.Next()
+		if err != nil {
+			if err == io.EOF || !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("converse stream: %v, want an unexpected EOF", err)
+			}
+			break
+		}
+		if _, err := chat.Convert(f.EventType, f.Payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if chat.Done() || chat.HasUsage() {
+		t.Fatal("a cut converse stream looks complete")
+	}
+}
