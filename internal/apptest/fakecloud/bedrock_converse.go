@@ -92,33 +92,12 @@ func toAnthropic(raw []byte, model string, stream bool) ([]byte, error) {
 		}
 		var content []map[string]any
 		for _, rb := range m.Content {
-			var b block
-			if err := strictDecode(rb, &b); err != nil {
+			c, tool, err := anthropicBlock(rb)
+			if err != nil {
 				return nil, fmt.Errorf("messages.%d.content: %v", i, err)
 			}
-			switch {
-			case b.Text != nil:
-				content = append(content, map[string]any{"type": "text", "text": *b.Text})
-			case b.Image != nil:
-				content = append(content, map[string]any{"type": "image", "source": map[string]any{
-					"type": "base64", "media_type": "image/" + b.Image.Format, "data": base64.StdEncoding.EncodeToString(b.Image.Source.Bytes)}})
-			case b.ToolUse != nil:
-				hasTools = true
-				content = append(content, map[string]any{"type": "tool_use", "id": b.ToolUse.ToolUseID, "name": b.ToolUse.Name, "input": b.ToolUse.Input})
-			case b.ToolResult != nil:
-				hasTools = true
-				var text strings.Builder
-				for _, p := range b.ToolResult.Content {
-					if p.Text != nil {
-						text.WriteString(*p.Text)
-					} else {
-						text.Write(p.JSON)
-					}
-				}
-				content = append(content, map[string]any{"type": "tool_result", "tool_use_id": b.ToolResult.ToolUseID, "content": text.String()})
-			default:
-				return nil, fmt.Errorf("messages.%d.content: a content block must hold one of text, image, toolUse, toolResult", i)
-			}
+			hasTools = hasTools || tool
+			content = append(content, c)
 		}
 		msgs = append(msgs, map[string]any{"role": m.Role, "content": content})
 	}
@@ -163,6 +142,35 @@ func toAnthropic(raw []byte, model string, stream bool) ([]byte, error) {
 		}
 	}
 	return json.Marshal(out)
+}
+
+// anthropicBlock translates one Converse content block; tool says it is a
+// toolUse or toolResult.
+func anthropicBlock(raw json.RawMessage) (c map[string]any, tool bool, err error) {
+	var b block
+	if err := strictDecode(raw, &b); err != nil {
+		return nil, false, err
+	}
+	switch {
+	case b.Text != nil:
+		return map[string]any{"type": "text", "text": *b.Text}, false, nil
+	case b.Image != nil:
+		return map[string]any{"type": "image", "source": map[string]any{
+			"type": "base64", "media_type": "image/" + b.Image.Format, "data": base64.StdEncoding.EncodeToString(b.Image.Source.Bytes)}}, false, nil
+	case b.ToolUse != nil:
+		return map[string]any{"type": "tool_use", "id": b.ToolUse.ToolUseID, "name": b.ToolUse.Name, "input": b.ToolUse.Input}, true, nil
+	case b.ToolResult != nil:
+		var text strings.Builder
+		for _, p := range b.ToolResult.Content {
+			if p.Text != nil {
+				text.WriteString(*p.Text)
+			} else {
+				text.Write(p.JSON)
+			}
+		}
+		return map[string]any{"type": "tool_result", "tool_use_id": b.ToolResult.ToolUseID, "content": text.String()}, true, nil
+	}
+	return nil, false, fmt.Errorf("a content block must hold one of text, image, toolUse, toolResult")
 }
 
 // converse serves Converse and ConverseStream.

@@ -170,3 +170,32 @@ func TestAzureRefusesAuthorizationHeader(t *testing.T) {
 		t.Fatalf("%d, want 401", resp.StatusCode)
 	}
 }
+
+// The Converse fake refuses what Bedrock's schema refuses, so a conversion
+// that puts a field in the wrong place fails its test.
+func TestConverseSchemaIsStrict(t *testing.T) {
+	backend := fakeupstream.New(t)
+	b := fakecloud.NewBedrock(t, backend, fakeupstream.DefaultKey, creds, "ap-northeast-1")
+	target := b.URL + "/model/amazon.nova-pro-v1%3A0/converse"
+	user := `{"role":"user","content":[{"text":"hi"}]}`
+	if got := signed(t, target, `{"messages":[`+user+`],"inferenceConfig":{"maxTokens":5}}`, nil); got != 200 {
+		t.Fatalf("valid body: %d", got)
+	}
+	for name, body := range map[string]string{
+		"OpenAI field at the top": `{"messages":[` + user + `],"max_tokens":5}`,
+		"OpenAI name in config":   `{"messages":[` + user + `],"inferenceConfig":{"max_tokens":5}}`,
+		"string content":          `{"messages":[{"role":"user","content":"hi"}]}`,
+		"two user turns":          `{"messages":[` + user + `,` + user + `]}`,
+		"assistant first":         `{"messages":[{"role":"assistant","content":[{"text":"x"}]}]}`,
+		"toolUse without tools":   `{"messages":[` + user + `,{"role":"assistant","content":[{"toolUse":{"toolUseId":"a","name":"f","input":{}}}]}]}`,
+		"unknown block":           `{"messages":[{"role":"user","content":[{"image_url":"x"}]}]}`,
+		"system as a string":      `{"messages":[` + user + `],"system":"be brief"}`,
+	} {
+		if got := signed(t, target, body, nil); got != 400 {
+			t.Errorf("%s: %d, want 400", name, got)
+		}
+	}
+	if backend.Count() != 1 {
+		t.Fatalf("backend saw %d calls, want 1", backend.Count())
+	}
+}
