@@ -12,6 +12,7 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/ratelimit"
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/textfield"
 	"go.opentelemetry.io/otel/trace"
@@ -370,9 +371,10 @@ func (c *call) offered() error {
 }
 
 // serves reports whether channel u can serve this endpoint: chat calls go
-// to every dialect by conversion, the rest only to OpenAI-compatible ones.
+// to every dialect by conversion, the rest only to channels that speak the
+// OpenAI API natively.
 func (c *call) serves(u *upstream) bool {
-	return c.ep.chat || dialectOf(u.Type) == dialectOpenAI
+	return c.ep.chat || u.api == dialect.OpenAI
 }
 
 // settle gives the call's outcome to the payer that reserved for it: the

@@ -40,7 +40,7 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 		set["stream_options"] = map[string]bool{"include_usage": true}
 	}
 	if c.charge.CompletionLimit > 0 {
-		set[c.completionField(body, model)] = c.charge.CompletionLimit
+		set[c.completionField(body, u.takesCompletionTokens(model))] = c.charge.CompletionLimit
 	}
 	if len(set) > 0 {
 		// The common cases, asking a stream for its usage and limiting the
@@ -55,7 +55,7 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 			return badRequest(MsgInvalidJSON)
 		}
 	}
-	resp, err := c.post(u, joinURL(u.BaseURL, c.ep.path), body, contentType)
+	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model), body, contentType)
 	if err != nil {
 		return err
 	}
