@@ -108,8 +108,8 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		rl.started.Add(1)
 		rl.memory.observe(rl.inflight.Add(1))
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
-		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), timing: timingOf(w)}
-		c.prompt = -1
+		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), timing: timingOf(w),
+			admission: admission{prompt: -1}}
 		w.Header().Set("X-Request-Id", c.requestID)
 		c.startSpan()
 		defer c.releaseBody() // after recover: the body lives as long as the call

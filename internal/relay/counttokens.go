@@ -72,7 +72,7 @@ func (c *call) countUpstream(u *upstream) (done bool, err error) {
 			return true, badRequest(MsgInvalidJSON)
 		}
 	}
-	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model), body, "application/json")
+	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model, false), body, "application/json")
 	if err != nil {
 		if c.r.Context().Err() != nil {
 			return true, err // the client left

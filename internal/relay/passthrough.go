@@ -55,7 +55,7 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 			return badRequest(MsgInvalidJSON)
 		}
 	}
-	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model), body, contentType)
+	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model, c.meta.stream), body, contentType)
 	if err != nil {
 		return err
 	}

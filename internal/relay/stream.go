@@ -176,7 +176,7 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 			return badRequest(MsgInvalidJSON)
 		}
 	}
-	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model), body, "application/json")
+	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model, c.meta.stream), body, "application/json")
 	if err != nil {
 		return err
 	}

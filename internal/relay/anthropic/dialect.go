@@ -70,7 +70,7 @@ func (Dialect) NativeAPI() string { return "anthropic" }
 
 // NativeURL is the Messages route path (/v1/messages, or a route under it:
 // /v1/messages/count_tokens) under baseURL.
-func (Dialect) NativeURL(baseURL, path, _ string) string {
+func (Dialect) NativeURL(baseURL, path, _ string, _ bool) string {
 	return Endpoint(baseURL) + strings.TrimPrefix(path, "/v1/messages")
 }
 

@@ -106,8 +106,9 @@ type Native interface {
 	NativeAPI() string
 	// NativeURL is the upstream URL under baseURL of the ingress route path
 	// (/v1/chat/completions, /v1/messages/count_tokens …) for the upstream
-	// model.
-	NativeURL(baseURL, path, model string) string
+	// model, streamed or not (providers that put the model in the path
+	// have a separate streaming route).
+	NativeURL(baseURL, path, model string, stream bool) string
 }
 
 // HeaderForwarder is implemented by a dialect that forwards some of the

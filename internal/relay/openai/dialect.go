@@ -90,7 +90,7 @@ func (Dialect) KeyRefused(_ int, body []byte) bool {
 func (Dialect) NativeAPI() string { return "openai" }
 
 // NativeURL is path under baseURL.
-func (Dialect) NativeURL(baseURL, path, _ string) string { return JoinURL(baseURL, path) }
+func (Dialect) NativeURL(baseURL, path, _ string, _ bool) string { return JoinURL(baseURL, path) }
 
 // ForwardHeaders passes the client's OpenAI-Organization on.
 func (Dialect) ForwardHeaders(dst, src http.Header, _ bool) {
