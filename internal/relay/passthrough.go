@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/relay/openai"
 	"github.com/modelgate/modelgate/internal/relay/sse"
 )
 
@@ -16,7 +17,7 @@ import (
 // maxEvent one stream event.
 const (
 	maxResponse = 64 << 20
-	maxEvent    = 16 << 20
+	maxEvent    = openai.MaxStreamEvent // the dialects read theirs with the same bound
 	// maxFallbackText bounds the stream text kept for counting tokens
 	// locally when the upstream reports no usage.
 	maxFallbackText = 1 << 20
