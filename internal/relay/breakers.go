@@ -113,7 +113,7 @@ func (rl *Relay) probe(u *upstream, model string, b *breaker.Breaker) {
 	b.ProbeDone(now, cfg, false, breaker.Event{Time: now, Status: res.Status, Message: channel.CleanLastError(cut(msg, breaker.MaxMessageBytes))})
 	rl.Log.Warn("channel breaker probe failed: the channel stays skipped for the model", "channel", u.ID, "model", model,
 		"status", res.Status, "next_probe", b.Status(now, cfg).ProbeAt)
-	if res.Status != 0 && keyRefused(dialectOf(u.Type), res.Status, body) {
+	if res.Status != 0 && keyRefused(u.dialect, res.Status, body) {
 		rl.disableChannel(context.WithoutCancel(rl.stopping), u.ID, res.Status, cut(res.Detail, 2048))
 		if err := rl.Reload(context.WithoutCancel(rl.stopping)); err != nil {
 			rl.Log.Error("reload routing catalog", "err", err)

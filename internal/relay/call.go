@@ -12,12 +12,16 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/ratelimit"
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/textfield"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// call is one relayed request from authentication to settlement.
+// call is one relayed request from authentication to settlement. Its
+// phases run in order, admit → route → hold → attempts → settle (run), and
+// each leaves one value here for the phases after it and for the call's
+// report, error log and trace, which describe whatever phase it reached.
 type call struct {
 	rl        *Relay
 	ep        *endpoint
@@ -25,50 +29,76 @@ type call struct {
 	r         *http.Request
 	start     time.Time
 	requestID string
+	// bodyHeld is what this call took from the body budget (body.go),
+	// given back when the call ends; bodyRead: the whole body was read.
+	bodyHeld int64
+	bodyRead bool
+	// timing times the answer (observe.go); nil outside Handler.
+	timing *langWriter
+	// span is the call's trace span (trace.go); nil without a tracer.
+	span trace.Span
 
+	admission // admit: who calls, with what
+	// snap is the routing catalog the call routes and is priced by.
+	snap    *snapshot
+	routing // route: where the call can go, for the model it is served as
+	payment // hold: who pays, and what is held
+	// limits is the call's hold on its rate limits, when limited (limits.go).
+	limits   ratelimit.Ticket
+	limited  bool
+	attempts // attempts: the upstream requests made
+	answer   // attempts: the one that answered the client
+	settled  bool
+}
+
+// admission is what admit learns of a call: the caller's key and the
+// request.
+type admission struct {
 	key    *keyEntry
 	pinned int64
 	body   []byte
-	// bodyHeld is what this call took from the body budget (body.go).
-	bodyHeld int64
-	bodyRead bool // the whole body was read
-	meta     requestMeta
+	meta   requestMeta
 	// bodyModel is the model the body names; meta.model is the model the
 	// call is served as, which plan rule 1 may change (plans.go).
 	bodyModel string
 	prompt    int64 // promptBound's value; -1 until computed
-	snap      *snapshot
+}
+
+// routing is route's answer for one model: the model may be served to this
+// caller on this endpoint, and by which channels.
+type routing struct {
 	// tiers are the channels of the caller's group for the model, highest
-	// priority first (offered looks them up once; choose picks from them).
+	// priority first (nil for a pinned channel; choose picks from them).
 	tiers []tier
-	// bill describes the call to its payer; charge is the payer's answer
-	// (its CompletionLimit, when > 0, is sent upstream as the call's limit).
+}
+
+// payment is what the hold phase (pay) settles on: bill describes the call
+// to its payer, charge is the payer's answer (its CompletionLimit, when
+// > 0, is sent upstream as the call's limit).
+type payment struct {
 	bill   billing.Call
 	charge billing.Charge
-	// limits is the call's hold on its rate limits, when limited (limits.go).
-	limits  ratelimit.Ticket
-	limited bool
+}
 
+// attempts are the upstream requests of the call.
+type attempts struct {
 	up *upstreamCall // the current attempt's upstream request
 	// failed is the last failed attempt, already in the error log;
 	// sentTo the channel the last upstream request went to (errorlog.go).
 	failed *upstreamFailure
 	sentTo *upstream
+}
 
-	// set by the attempt that answered the client
+// answer is set by the attempt that answered the client.
+type answer struct {
 	channel   *upstream
 	usage     pricing.Usage
 	estimated bool // usage counted locally: the upstream reported none
 	wrote     bool // something reached the client: no retry, no error body
-	settled   bool
 	// upstreamBroke is why the upstream broke the stream it had started,
 	// keys masked ("" when it did not): a failure for the channel's
 	// breaker (breakers.go).
 	upstreamBroke string
-	// timing times the answer (observe.go); nil outside Handler.
-	timing *langWriter
-	// span is the call's trace span (trace.go); nil without a tracer.
-	span trace.Span
 }
 
 // serve adapts one endpoint: failures before anything was written answer in
@@ -78,7 +108,8 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		rl.started.Add(1)
 		rl.memory.observe(rl.inflight.Add(1))
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
-		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), prompt: -1, timing: timingOf(w)}
+		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), timing: timingOf(w),
+			admission: admission{prompt: -1}}
 		w.Header().Set("X-Request-Id", c.requestID)
 		c.startSpan()
 		defer c.releaseBody() // after recover: the body lives as long as the call
@@ -144,6 +175,41 @@ func sessionKey(r *http.Request) string {
 }
 
 func (c *call) run() error {
+	if err := c.admit(); err != nil {
+		return err
+	}
+	c.snap = c.rl.catalog.cur.Load()
+	if c.ep.free {
+		var err error
+		if c.routing, err = c.route(c.meta.model); err != nil {
+			return err
+		}
+		return c.countTokens()
+	}
+	// Limits before the reservation: a refused call holds no money. The
+	// hold is given back after settlement, also when the call panics.
+	if err := c.admitLimits(); err != nil {
+		return err
+	}
+	defer c.releaseLimits()
+	model, rt, err := c.pay(&c.payment)
+	if err != nil {
+		return err
+	}
+	c.meta.model, c.routing = model, rt
+	if c.billedByPlan() {
+		c.setRateLimitHeaders()
+	}
+	err = c.forward()
+	c.endUpstream()
+	c.settle()
+	return err
+}
+
+// admit authenticates the caller, reads the body and authorizes the
+// model. What it learned stays on the call also when it refuses: the
+// refusal's log names the caller.
+func (c *call) admit() error {
 	var err error
 	if c.key, c.pinned, err = c.rl.authenticate(c.r); err != nil {
 		return err
@@ -169,40 +235,21 @@ func (c *call) run() error {
 		return err
 	}
 	c.bodyModel = c.meta.model
-	c.snap = c.rl.catalog.cur.Load()
-	if c.ep.free {
-		if err := c.offered(); err != nil {
-			return err
-		}
-		return c.countTokens()
-	}
-	// Limits before the reservation: a refused call holds no money. The
-	// hold is given back after settlement, also when the call panics.
-	if err := c.admitLimits(); err != nil {
-		return err
-	}
-	defer c.releaseLimits()
-	if err := c.pay(); err != nil {
-		return err
-	}
-	err = c.forward()
-	c.endUpstream()
-	c.settle()
-	return err
+	return nil
 }
 
-// describe fills the call's description for billing (docs/architecture.md,
-// Money: who pays) for the model it is now served as.
-func (c *call) describe() {
+// describe is the call's description for billing (docs/architecture.md,
+// Money: who pays) when it is served as model.
+func (c *call) describe(model string) billing.Call {
 	opts := c.rl.Options.Current()
-	price := c.snap.prices[c.meta.model]
-	c.bill = billing.Call{
+	price := c.snap.prices[model]
+	return billing.Call{
 		UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota,
-		Price: price, Discount: pricing.Discount(c.snap.groupPrices, c.key.user.Group, c.meta.model),
+		Price: price, Discount: pricing.Discount(c.snap.groupPrices, c.key.user.Group, model),
 		PromptBound: c.promptBound(), MaxTokens: c.meta.maxTokens, Choices: c.meta.choices,
 		Kind: billingKind(c.ep.usage), Multipart: c.ep.multipart,
 		DefaultMaxTokens: opts.DefaultMaxTokens, Strict: !opts.BillingOverrunAllowed,
-		Username: c.key.user.Username, Group: c.key.user.Group, TokenName: c.key.token.Name, Model: c.meta.model,
+		Username: c.key.user.Username, Group: c.key.user.Group, TokenName: c.key.token.Name, Model: model,
 		RequestID: c.requestID, SessionKey: sessionKey(c.r), Stream: c.meta.stream, Start: c.start,
 	}
 }
@@ -224,8 +271,16 @@ func (c *call) promptBound() int64 {
 // settled cost never exceeds its hold. BillingOverrunAllowed restores the
 // old rule: the worst overrun is one call (docs/decisions/relay-billing.md).
 // The subscription payer reserves usage instead (plans.go).
-func (c *call) reserve(payer billing.Payer) error {
-	charge, err := payer.Reserve(c.r.Context(), &c.bill)
+func (c *call) reserve(payer billing.Payer, bill *billing.Call) (billing.Charge, error) {
+	charge, err := payer.Reserve(c.r.Context(), bill)
+	if err != nil {
+		return billing.Charge{}, reserveRefusal(err)
+	}
+	return charge, nil
+}
+
+// reserveRefusal is the answer to a payer's refusal.
+func reserveRefusal(err error) error {
 	switch {
 	case errors.Is(err, store.ErrUserQuota):
 		return quotaExceeded(MsgUserQuota)
@@ -242,11 +297,8 @@ func (c *call) reserve(payer billing.Payer) error {
 		e := errf(http.StatusServiceUnavailable, "server_error", "balance_owner_unavailable", MsgOwnerUnavailable)
 		e.header = http.Header{"Retry-After": {"1"}}
 		return e
-	case err != nil:
-		return err
 	}
-	c.charge = charge
-	return nil
+	return err
 }
 
 // billingKind is how the cost of an endpoint reporting usage as k depends
@@ -331,8 +383,11 @@ func (c *call) choose(tried map[int64]bool) *upstream {
 	})
 }
 
-// offered checks, before anything is reserved, that this caller is offered
-// the model on this endpoint (docs/relay.md, Errors). A model is not
+// route checks, before anything is reserved, that this caller is offered
+// model on this endpoint (docs/relay.md, Errors), and returns where it can
+// go. It changes nothing: the hold phase (pay) asks it for each model a
+// payer would serve the call as, and the call keeps the answer for the
+// model it is served as. A model is not
 // offered — 404 model_not_found, the message saying which — when it has no
 // enabled price, or when the caller's group has no enabled channel for it:
 // for this caller it does not exist, and no retry changes that. When the
@@ -342,37 +397,37 @@ func (c *call) choose(tried map[int64]bool) *upstream {
 // forward: that is temporary. An admin's pin is not bound to the admin's
 // group, but the pinned channel must be enabled, offer the model in some
 // group, and speak the endpoint.
-func (c *call) offered() error {
-	model := c.meta.model
+func (c *call) route(model string) (routing, error) {
 	if _, ok := c.snap.prices[model]; !ok {
-		return modelNotFound(msgNoPriceFmt, model)
+		return routing{}, modelNotFound(msgNoPriceFmt, model)
 	}
 	if c.pinned != 0 {
 		u := c.snap.channels[c.pinned]
 		if u == nil || !u.models[model] {
-			return errf(http.StatusBadRequest, "invalid_request_error", "channel_not_found", msgPinnedMissing, c.pinned)
+			return routing{}, errf(http.StatusBadRequest, "invalid_request_error", "channel_not_found", msgPinnedMissing, c.pinned)
 		}
 		if !c.serves(u) {
-			return unsupportedEndpoint(msgPinnedUnsupportedFmt, c.pinned, c.ep.path)
+			return routing{}, unsupportedEndpoint(msgPinnedUnsupportedFmt, c.pinned, c.ep.path)
 		}
-		return nil
+		return routing{}, nil
 	}
-	c.tiers = c.snap.routes[groupModelKey(c.key.user.Group, model)]
-	if len(c.tiers) == 0 {
-		return modelNotFound(msgNoChannelFmt, c.key.user.Group, model)
+	tiers := c.snap.routes[groupModelKey(c.key.user.Group, model)]
+	if len(tiers) == 0 {
+		return routing{}, modelNotFound(msgNoChannelFmt, c.key.user.Group, model)
 	}
-	for _, t := range c.tiers {
+	for _, t := range tiers {
 		if slices.ContainsFunc(t.channels, c.serves) {
-			return nil
+			return routing{tiers: tiers}, nil
 		}
 	}
-	return unsupportedEndpoint(msgUnsupportedFmt, c.key.user.Group, model, c.ep.path)
+	return routing{}, unsupportedEndpoint(msgUnsupportedFmt, c.key.user.Group, model, c.ep.path)
 }
 
 // serves reports whether channel u can serve this endpoint: chat calls go
-// to every dialect by conversion, the rest only to OpenAI-compatible ones.
+// to every dialect by conversion, the rest only to channels that speak the
+// OpenAI API natively.
 func (c *call) serves(u *upstream) bool {
-	return c.ep.chat || dialectOf(u.Type) == dialectOpenAI
+	return c.ep.chat || u.api == dialect.OpenAI
 }
 
 // settle gives the call's outcome to the payer that reserved for it: the

@@ -10,6 +10,7 @@ import (
 	"github.com/modelgate/modelgate/internal/breaker"
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -21,6 +22,15 @@ type upstream struct {
 	Key     string
 	BaseURL string
 	Mapping map[string]string // requested model → upstream model
+
+	// dialect is how the relay speaks to it, by Type, with the optional
+	// capabilities it has (nil when it has not): resolve (dialects.go).
+	dialect    dialect.Dialect
+	api        dialect.API // the ingress API it speaks natively (dialect.None: none)
+	native     dialect.Native
+	forward    dialect.HeaderForwarder
+	reasoning  dialect.ReasoningLimit
+	streamType string // the Content-Type of its streams
 
 	models map[string]bool // models it has enabled abilities for, in any group
 	// breakers are its circuit breakers by model (the models above); they
@@ -100,8 +110,10 @@ func (c *catalog) reload(ctx context.Context) error {
 		if err != nil {
 			c.log.Warn("channel has an invalid model mapping; ignoring it", "channel", ch.ID)
 		}
-		s.channels[ch.ID] = &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping,
+		u := &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping,
 			models: map[string]bool{}}
+		u.resolve()
+		s.channels[ch.ID] = u
 	}
 	for _, a := range abilities { // ordered by priority, highest first
 		u := s.channels[a.ChannelID]

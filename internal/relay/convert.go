@@ -3,16 +3,14 @@ package relay
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
-	"github.com/modelgate/modelgate/internal/relay/gemini"
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/relay/openai"
-	"github.com/modelgate/modelgate/internal/relay/sse"
 )
 
 // convertChat serves a chat call whose ingress and channel speak different
@@ -25,9 +23,9 @@ func (c *call) convertChat(u *upstream) error {
 	}
 	model := u.upstreamModel(c.meta.model)
 	if c.charge.CompletionLimit > 0 {
-		req.CapCompletion(int(c.charge.CompletionLimit), dialectOf(u.Type) == dialectOpenAI && isReasoningModel(model))
+		req.CapCompletion(int(c.charge.CompletionLimit), u.takesCompletionTokens(model))
 	}
-	url, body, err := chatUpstreamBody(u, req, model)
+	url, body, err := u.dialect.ChatRequest(u.BaseURL, req, model)
 	if err != nil {
 		return badRequest(err.Error())
 	}
@@ -41,7 +39,7 @@ func (c *call) convertChat(u *upstream) error {
 	}
 	c.channel = u
 	if req.Stream {
-		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), u.streamType) {
 			resp.Body.Close() // not a stream: nothing was sent to the client yet
 			return unreadableAnswer("stream answered as " + resp.Header.Get("Content-Type"))
 		}
@@ -50,37 +48,9 @@ func (c *call) convertChat(u *upstream) error {
 	return c.convertJSON(u, resp)
 }
 
-// chatUpstreamBody is the URL and body of an OpenAI chat request in channel
-// u's dialect, for the upstream model.
-func chatUpstreamBody(u *upstream, req *openai.ChatRequest, model string) (string, []byte, error) {
-	var url string
-	var payload any
-	var err error
-	switch dialectOf(u.Type) {
-	case dialectAnthropic:
-		payload, err = anthropic.FromChatRequest(req, model)
-		url = anthropic.Endpoint(u.BaseURL)
-	case dialectGemini:
-		payload, err = gemini.FromChatRequest(req)
-		url = gemini.Endpoint(u.BaseURL, model, req.Stream)
-	default:
-		out := *req
-		out.Model = model
-		if out.Stream {
-			out.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
-		}
-		payload, url = &out, joinURL(u.BaseURL, "/v1/chat/completions")
-	}
-	if err != nil {
-		return "", nil, err
-	}
-	body, err := json.Marshal(payload)
-	return url, body, err
-}
-
 // chatRequest decodes the ingress body as an OpenAI chat request.
 func (c *call) chatRequest() (*openai.ChatRequest, error) {
-	if c.ep.ingress == dialectAnthropic {
+	if c.ep.ingress == dialect.Anthropic {
 		var in anthropic.Request
 		if err := json.Unmarshal(c.body, &in); err != nil {
 			return nil, badRequest(MsgInvalidJSON)
@@ -107,11 +77,11 @@ func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	if err != nil {
 		return &upstreamFailure{status: resp.StatusCode, detail: err.Error(), retry: true}
 	}
-	out, usage, err := decodeChatAnswer(dialectOf(u.Type), raw, c.meta.model, c.requestID)
-	var blocked *gemini.BlockedError
+	out, usage, err := decodeChatAnswer(u.dialect, raw, c.meta.model, c.requestID)
+	var refused dialect.ClientError
 	switch {
-	case errors.As(err, &blocked):
-		return badRequest(blocked.Error())
+	case errors.As(err, &refused) && refused.ClientError():
+		return badRequest(refused.Error())
 	case err != nil:
 		return unreadableAnswer("invalid answer: " + err.Error())
 	}
@@ -122,7 +92,7 @@ func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	}
 	out.Model = c.meta.model
 	var answer any = out
-	if c.ep.ingress == dialectAnthropic {
+	if c.ep.ingress == dialect.Anthropic {
 		msg := anthropic.FromChatResponse(out, c.meta.model)
 		msg.ID = "msg_" + c.requestID // the same id a stream of this call would carry
 		answer = msg
@@ -133,39 +103,10 @@ func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	return json.NewEncoder(c.w).Encode(answer)
 }
 
-// decodeChatAnswer reads a channel's complete answer as an OpenAI response.
-func decodeChatAnswer(d dialect, raw []byte, model, id string) (*openai.ChatResponse, openai.Usage, error) {
-	now := time.Now().Unix()
-	switch d {
-	case dialectAnthropic:
-		var r anthropic.Response
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, openai.Usage{}, err
-		}
-		return anthropic.ToChatResponse(&r, model, now), anthropic.UsageOf(&r), nil
-	case dialectGemini:
-		var r gemini.GenerateResponse
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, openai.Usage{}, err
-		}
-		out, err := gemini.ToChatResponse(&r, model, "chatcmpl-"+id, now)
-		if err != nil {
-			return nil, openai.Usage{}, err
-		}
-		return out, gemini.UsageOf(&r), nil
-	}
-	var r openai.ChatResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, openai.Usage{}, err
-	}
-	if len(r.Choices) == 0 && r.Usage == nil {
-		return nil, openai.Usage{}, fmt.Errorf("no choices")
-	}
-	var usage openai.Usage
-	if r.Usage != nil {
-		usage = *r.Usage
-	}
-	return &r, usage, nil
+// decodeChatAnswer reads a channel's complete answer, in dialect d, as an
+// OpenAI response.
+func decodeChatAnswer(d dialect.Dialect, raw []byte, model, id string) (*openai.ChatResponse, openai.Usage, error) {
+	return d.DecodeChat(raw, model, id, time.Now().Unix())
 }
 
 // chatText is the generated text of a response, for local counting.
@@ -197,104 +138,7 @@ func chunkText(ch *openai.ChatChunk) string {
 	return b.String()
 }
 
-// chunkSource yields a channel's stream as OpenAI chunks.
-type chunkSource interface {
-	// next returns the chunks of the next event; done at the stream's
-	// proper end; an error when the stream broke or reported an error.
-	next() (chunks []openai.ChatChunk, done bool, err error)
-	usage() openai.Usage
-	// final reports whether the upstream's final usage report came.
-	final() bool
+// newChunkSource reads a channel's stream, in dialect d, as OpenAI chunks.
+func newChunkSource(d dialect.Dialect, body io.Reader, model, id string) openai.ChunkSource {
+	return d.ChatStream(body, model, id, time.Now().Unix())
 }
-
-func newChunkSource(d dialect, body io.Reader, model, id string) chunkSource {
-	rd := sse.NewReader(body, maxEvent)
-	now := time.Now().Unix()
-	switch d {
-	case dialectAnthropic:
-		return &anthropicSource{rd: rd, s: anthropic.NewChatStream(model, now)}
-	case dialectGemini:
-		return &geminiSource{rd: rd, s: gemini.NewChatStream(model, "chatcmpl-"+id, now)}
-	}
-	return &openaiSource{rd: rd}
-}
-
-type openaiSource struct {
-	rd   *sse.Reader
-	u    openai.Usage
-	last bool // the usage chunk came
-}
-
-func (s *openaiSource) next() ([]openai.ChatChunk, bool, error) {
-	ev, err := s.rd.Next()
-	if err == io.EOF {
-		return nil, false, io.ErrUnexpectedEOF // an OpenAI stream ends with [DONE]
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	if string(ev.Data) == "[DONE]" {
-		return nil, true, nil
-	}
-	var chunk openai.ChatChunk
-	if err := json.Unmarshal(ev.Data, &chunk); err != nil {
-		return nil, false, fmt.Errorf("invalid chunk: %w", err)
-	}
-	if chunk.Usage != nil {
-		s.u, s.last = *chunk.Usage, true
-		if len(chunk.Choices) == 0 {
-			return nil, false, nil // the relay writes its own usage chunk
-		}
-		chunk.Usage = nil
-	}
-	return []openai.ChatChunk{chunk}, false, nil
-}
-
-func (s *openaiSource) usage() openai.Usage { return s.u }
-func (s *openaiSource) final() bool         { return s.last }
-
-type anthropicSource struct {
-	rd *sse.Reader
-	s  *anthropic.ChatStream
-}
-
-func (s *anthropicSource) next() ([]openai.ChatChunk, bool, error) {
-	ev, err := s.rd.Next()
-	if err == io.EOF {
-		if s.s.Done() {
-			return nil, true, nil
-		}
-		return nil, false, io.ErrUnexpectedEOF
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	chunks, err := s.s.Convert(ev)
-	return chunks, false, err
-}
-
-func (s *anthropicSource) usage() openai.Usage { return s.s.Usage() }
-func (s *anthropicSource) final() bool         { return s.s.Final() }
-
-type geminiSource struct {
-	rd *sse.Reader
-	s  *gemini.ChatStream
-}
-
-func (s *geminiSource) next() ([]openai.ChatChunk, bool, error) {
-	ev, err := s.rd.Next()
-	if err == io.EOF {
-		return nil, true, nil // Gemini closes the stream after its last event
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	chunks, err := s.s.Convert(ev.Data)
-	return chunks, false, err
-}
-
-func (s *geminiSource) usage() openai.Usage { return s.s.Usage() }
-
-// final is false until the stream ends: Gemini's totals are running ones,
-// exact only on the last event.
-func (s *geminiSource) final() bool { return false }

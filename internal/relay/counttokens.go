@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/modelgate/modelgate/internal/relay/anthropic"
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 )
 
 // MsgMessagesRequired refuses a count_tokens body without a messages array.
@@ -49,7 +49,7 @@ type countAnswer struct {
 // pinned one when it is Anthropic, else one of the group's for the model
 // that is not cooling down; nil when there is none.
 func (c *call) countingChannel() *upstream {
-	anthropicOnly := func(u *upstream) bool { return dialectOf(u.Type) != dialectAnthropic }
+	anthropicOnly := func(u *upstream) bool { return u.api != dialect.Anthropic }
 	if c.pinned != 0 {
 		if u := c.snap.channels[c.pinned]; u != nil && !anthropicOnly(u) {
 			return u
@@ -66,12 +66,13 @@ func (c *call) countingChannel() *upstream {
 // as it came, like any same-dialect refusal.
 func (c *call) countUpstream(u *upstream) (done bool, err error) {
 	body := c.body
-	if model := u.upstreamModel(c.meta.model); model != c.bodyModel {
+	model := u.upstreamModel(c.meta.model)
+	if model != c.bodyModel {
 		if body, err = withFields(body, map[string]any{"model": model}); err != nil {
 			return true, badRequest(MsgInvalidJSON)
 		}
 	}
-	resp, err := c.post(u, anthropic.Endpoint(u.BaseURL)+"/count_tokens", body, "application/json")
+	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model, false), body, "application/json")
 	if err != nil {
 		if c.r.Context().Err() != nil {
 			return true, err // the client left

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/relay/openai"
 )
 
@@ -115,26 +116,17 @@ func unsupportedEndpoint(format string, a ...any) *apiError {
 	return errf(http.StatusBadRequest, "invalid_request_error", codeUnsupportedEndpoint, format, a...)
 }
 
-// dialect is the wire format of an ingress or a channel.
-type dialect int
-
-const (
-	dialectOpenAI dialect = iota
-	dialectAnthropic
-	dialectGemini
-)
-
 // writeError answers err in the ingress dialect, in the message language
 // of the request (langWriter). Errors that are not *apiError are internal:
 // their text is not shown.
-func writeError(w http.ResponseWriter, ingress dialect, err error) {
+func writeError(w http.ResponseWriter, ingress dialect.API, err error) {
 	var e *apiError
 	if !errors.As(err, &e) {
 		e = &apiError{status: http.StatusInternalServerError, message: "internal error", typ: "server_error", code: "internal_error"}
 	}
 	msg := e.text(langOf(w))
 	var body any = openai.ErrorBody{Error: openai.ErrorDetail{Message: msg, Type: e.typ, Code: e.code}}
-	if ingress == dialectAnthropic {
+	if ingress == dialect.Anthropic {
 		body = anthropic.ErrorResponse{Type: "error", Error: anthropic.ErrorDetail{Type: anthropicErrorType(e), Message: msg}}
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 )
 
 // TestWriteErrorShapes pins the shape of every error the relay writes,
@@ -32,7 +34,7 @@ func TestWriteErrorShapes(t *testing.T) {
 		{"internal", errors.New("secret detail"), 500, "server_error", "internal_error", "api_error"},
 	} {
 		w := httptest.NewRecorder()
-		writeError(w, dialectOpenAI, tt.err)
+		writeError(w, dialect.OpenAI, tt.err)
 		var o struct {
 			Error struct{ Message, Type, Code string }
 		}
@@ -40,7 +42,7 @@ func TestWriteErrorShapes(t *testing.T) {
 			t.Errorf("%s, OpenAI: %d %s", tt.name, w.Code, w.Body)
 		}
 		w = httptest.NewRecorder()
-		writeError(w, dialectAnthropic, tt.err)
+		writeError(w, dialect.Anthropic, tt.err)
 		var a struct {
 			Type  string
 			Error struct{ Type, Message string }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/token"
 )
 
@@ -46,7 +47,7 @@ func (rl *Relay) availableModels(r *http.Request) ([]string, error) {
 func (rl *Relay) listModels(w http.ResponseWriter, r *http.Request) {
 	models, err := rl.availableModels(r)
 	if err != nil {
-		writeError(w, dialectOpenAI, err)
+		writeError(w, dialect.OpenAI, err)
 		return
 	}
 	list := struct {
@@ -63,12 +64,12 @@ func (rl *Relay) listModels(w http.ResponseWriter, r *http.Request) {
 func (rl *Relay) getModel(w http.ResponseWriter, r *http.Request) {
 	models, err := rl.availableModels(r)
 	if err != nil {
-		writeError(w, dialectOpenAI, err)
+		writeError(w, dialect.OpenAI, err)
 		return
 	}
 	name := r.PathValue("model")
 	if !slices.Contains(models, name) {
-		writeError(w, dialectOpenAI, errf(http.StatusNotFound, "invalid_request_error", "model_not_found",
+		writeError(w, dialect.OpenAI, errf(http.StatusNotFound, "invalid_request_error", "model_not_found",
 			"The model '%s' does not exist or you do not have access to it.", name))
 		return
 	}

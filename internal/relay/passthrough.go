@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/relay/openai"
 	"github.com/modelgate/modelgate/internal/relay/sse"
 )
 
@@ -16,7 +17,7 @@ import (
 // maxEvent one stream event.
 const (
 	maxResponse = 64 << 20
-	maxEvent    = 16 << 20
+	maxEvent    = openai.MaxStreamEvent // the dialects read theirs with the same bound
 	// maxFallbackText bounds the stream text kept for counting tokens
 	// locally when the upstream reports no usage.
 	maxFallbackText = 1 << 20
@@ -40,7 +41,7 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 		set["stream_options"] = map[string]bool{"include_usage": true}
 	}
 	if c.charge.CompletionLimit > 0 {
-		set[c.completionField(body, model)] = c.charge.CompletionLimit
+		set[c.completionField(body, u.takesCompletionTokens(model))] = c.charge.CompletionLimit
 	}
 	if len(set) > 0 {
 		// The common cases, asking a stream for its usage and limiting the
@@ -55,7 +56,7 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 			return badRequest(MsgInvalidJSON)
 		}
 	}
-	resp, err := c.post(u, joinURL(u.BaseURL, c.ep.path), body, contentType)
+	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model, c.meta.stream), body, contentType)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,8 @@ func (c *call) hasSubscription() bool {
 	return false
 }
 
-// pay finds who pays for the call and reserves it (docs/architecture.md,
+// pay is the hold phase: it finds who pays for the call and reserves it
+// (docs/architecture.md,
 // Money: who pays). A caller without an active subscription pays from the
 // balance. Otherwise the subscriptions are tried earliest end first: each
 // whose plan serves the model (rule 1 rewrites it to default_model) and
@@ -96,8 +97,20 @@ func (c *call) hasSubscription() bool {
 // for the model as requested. When no active subscription serves the
 // model at all (rule 2) the answer is 422 and the balance is not tried;
 // when the balance cannot pay either, the first subscription's refusal is
-// the answer: 429 naming its binding limit and when it frees up.
-func (c *call) pay() error {
+// the answer: 429 naming its binding limit and when it frees up. It
+// returns the model the call is served as and its route, and fills p
+// (the call's own, so the description the payer is given a pointer to
+// needs no allocation of its own); on a refusal p is left empty.
+func (c *call) pay(p *payment) (string, routing, error) {
+	model, rt, err := c.payers(p)
+	if err != nil {
+		*p = payment{}
+	}
+	return model, rt, err
+}
+
+// payers is pay's search of a payer.
+func (c *call) payers(p *payment) (string, routing, error) {
 	requested, now := c.meta.model, c.rl.now().Unix()
 	var first *subscription // the first active subscription: rule 2 names its plan
 	var refusal error       // the first refusal of a subscription that serves the model
@@ -113,19 +126,17 @@ func (c *call) pay() error {
 		if !ok {
 			continue
 		}
-		c.meta.model = model
-		err := c.offered()
+		rt, err := c.route(model)
 		if err == nil {
-			c.describe()
-			c.bill.SubscriptionID, c.bill.PlanID = s.id, s.planID
-			c.bill.Rule = s.plan.Limits[model].Counted(s.plan.Tokens)
-			if err = c.reserve(c.rl.plans); err == nil {
-				c.setRateLimitHeaders()
-				return nil
+			p.bill = c.describe(model)
+			p.bill.SubscriptionID, p.bill.PlanID = s.id, s.planID
+			p.bill.Rule = s.plan.Limits[model].Counted(s.plan.Tokens)
+			if p.charge, err = c.reserve(c.rl.plans, &p.bill); err == nil {
+				return model, rt, nil
 			}
 			var limit *store.UsageLimitError
 			if !errors.As(err, &limit) {
-				return err // the database failed: no other payer is tried
+				return "", routing{}, err // the database failed: no other payer is tried
 			}
 			err = planLimitReached(s, model, limit.Limit, c.rl.now())
 		}
@@ -133,20 +144,22 @@ func (c *call) pay() error {
 			refusal = err
 		}
 	}
-	c.meta.model = requested
 	if first != nil && refusal == nil {
-		return errf(http.StatusUnprocessableEntity, "invalid_request_error", codeModelNotInPlan,
+		return "", routing{}, errf(http.StatusUnprocessableEntity, "invalid_request_error", codeModelNotInPlan,
 			msgModelNotInPlanFmt, requested, first.plan.Name)
 	}
-	err := c.offered()
+	rt, err := c.route(requested)
 	if err == nil {
-		c.describe()
-		err = c.reserve(&c.rl.balance)
+		p.bill = c.describe(requested)
+		p.charge, err = c.reserve(&c.rl.balance, &p.bill)
 	}
 	if err != nil && refusal != nil {
-		return refusal // nothing can pay: the subscription's reason is the one to fix
+		return "", routing{}, refusal // nothing can pay: the subscription's reason is the one to fix
 	}
-	return err
+	if err != nil {
+		return "", routing{}, err
+	}
+	return requested, rt, nil
 }
 
 // planLimitReached is the 429 of a subscription whose limit l refuses the

@@ -24,6 +24,7 @@ const probeTimeout = 20 * time.Second
 func (rl *Relay) TestChannel(ctx context.Context, ch store.Channel, model string) channel.TestResult {
 	mapping, _ := channel.ParseModelMapping(ch.ModelMapping)
 	u := &upstream{ID: ch.ID, Type: ch.Type, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping}
+	u.resolve()
 	res, _ := rl.testUpstream(ctx, u, model)
 	if res.OK() {
 		rl.closeBreaker(ch.ID, model)
@@ -38,7 +39,7 @@ func (rl *Relay) testUpstream(ctx context.Context, u *upstream, model string) (c
 	one := 1
 	req := &openai.ChatRequest{Model: model, MaxTokens: &one,
 		Messages: []openai.Message{{Role: "user", Content: openai.TextContent("hi")}}}
-	url, body, err := chatUpstreamBody(u, req, u.upstreamModel(model))
+	url, body, err := u.dialect.ChatRequest(u.BaseURL, req, u.upstreamModel(model))
 	if err != nil {
 		return channel.TestResult{Detail: err.Error()}, nil
 	}
@@ -49,7 +50,9 @@ func (rl *Relay) testUpstream(ctx context.Context, u *upstream, model string) (c
 		return channel.TestResult{Detail: scrub(err.Error(), u.Key)}, nil
 	}
 	httpReq.Header.Set("Content-Type", "application/json")
-	setCredentials(httpReq.Header, u)
+	if err := u.dialect.Authorize(httpReq, u.Key, body); err != nil {
+		return channel.TestResult{Detail: scrub(err.Error(), u.Key)}, nil
+	}
 	// A test on its own new connection says whether the upstream is
 	// reachable now, not whether a pooled connection is still open.
 	httpReq.Close = true

@@ -3,6 +3,8 @@ package relay
 import (
 	"net/http"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 )
 
 // usageKind says where an endpoint's response reports usage.
@@ -19,7 +21,7 @@ const (
 type endpoint struct {
 	name      string
 	path      string // the upstream path on OpenAI-compatible channels
-	ingress   dialect
+	ingress   dialect.API
 	chat      bool // a chat call: Anthropic and Gemini channels can serve it by conversion
 	usage     usageKind
 	multipart bool
@@ -35,10 +37,10 @@ var (
 	epImages        = &endpoint{name: "images", path: "/v1/images/generations", usage: usageNone}
 	epSpeech        = &endpoint{name: "speech", path: "/v1/audio/speech", usage: usageNone, opaque: true}
 	epTranscription = &endpoint{name: "transcription", path: "/v1/audio/transcriptions", usage: usageNone, multipart: true, opaque: true}
-	epMessages      = &endpoint{name: "messages", path: "/v1/messages", ingress: dialectAnthropic, chat: true}
+	epMessages      = &endpoint{name: "messages", path: "/v1/messages", ingress: dialect.Anthropic, chat: true}
 	// Counting is offered for every model a caller may use: Anthropic
 	// channels count upstream, the rest locally (counttokens.go).
-	epCountTokens = &endpoint{name: "count_tokens", path: "/v1/messages/count_tokens", ingress: dialectAnthropic, chat: true, free: true}
+	epCountTokens = &endpoint{name: "count_tokens", path: "/v1/messages/count_tokens", ingress: dialect.Anthropic, chat: true, free: true}
 )
 
 // Handler returns the /v1 routes. Every answer, the mux's own included,
@@ -53,10 +55,10 @@ func (rl *Relay) Handler() http.Handler {
 		epTranscription, epMessages, epCountTokens} {
 		mux.Handle(ep.path, only(http.MethodPost, ep.ingress, rl.serve(ep)))
 	}
-	mux.Handle("/v1/models", only(http.MethodGet, dialectOpenAI, http.HandlerFunc(rl.listModels)))
-	mux.Handle("/v1/models/{model...}", only(http.MethodGet, dialectOpenAI, http.HandlerFunc(rl.getModel)))
-	mux.Handle("/v1/messages/", unknownURL(dialectAnthropic))
-	mux.Handle("/v1/", unknownURL(dialectOpenAI))
+	mux.Handle("/v1/models", only(http.MethodGet, dialect.OpenAI, http.HandlerFunc(rl.listModels)))
+	mux.Handle("/v1/models/{model...}", only(http.MethodGet, dialect.OpenAI, http.HandlerFunc(rl.getModel)))
+	mux.Handle("/v1/messages/", unknownURL(dialect.Anthropic))
+	mux.Handle("/v1/", unknownURL(dialect.OpenAI))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mux.ServeHTTP(&langWriter{ResponseWriter: w, lang: rl.lang(), start: time.Now()}, r)
 	})
@@ -64,7 +66,7 @@ func (rl *Relay) Handler() http.Handler {
 
 // only serves h for method (GET also answers HEAD, as the mux does) and
 // answers any other method 405 in the ingress dialect's shape.
-func only(method string, ingress dialect, h http.Handler) http.Handler {
+func only(method string, ingress dialect.API, h http.Handler) http.Handler {
 	allow := method
 	if method == http.MethodGet {
 		allow = "GET, HEAD"
@@ -81,7 +83,7 @@ func only(method string, ingress dialect, h http.Handler) http.Handler {
 }
 
 // unknownURL answers a path the relay does not serve, with OpenAI's text.
-func unknownURL(ingress dialect) http.Handler {
+func unknownURL(ingress dialect.API) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ingress, errf(http.StatusNotFound, "invalid_request_error", "unknown_url",
 			"Unknown request URL: %s %s", r.Method, r.URL.Path))

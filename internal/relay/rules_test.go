@@ -2,6 +2,8 @@ package relay
 
 import (
 	"testing"
+
+	"github.com/modelgate/modelgate/internal/relay/openai"
 )
 
 func TestCollectText(t *testing.T) {
@@ -32,8 +34,8 @@ func TestJoinURL(t *testing.T) {
 		{"http://127.0.0.1:8000", "/v1/audio/speech", "http://127.0.0.1:8000/v1/audio/speech"},
 	}
 	for _, tt := range tests {
-		if got := joinURL(tt.base, tt.path); got != tt.want {
-			t.Errorf("joinURL(%q, %q) = %q, want %q", tt.base, tt.path, got, tt.want)
+		if got := openai.JoinURL(tt.base, tt.path); got != tt.want {
+			t.Errorf("openai.JoinURL(%q, %q) = %q, want %q", tt.base, tt.path, got, tt.want)
 		}
 	}
 }

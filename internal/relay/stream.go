@@ -9,20 +9,21 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
+	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/relay/openai"
 	"github.com/modelgate/modelgate/internal/relay/sse"
 )
 
-// attempt sends the call to channel u in the right way for the pair of
-// dialects: same dialect is passed through, anything else converted.
+// attempt sends the call to channel u in the right way: an ingress API the
+// channel speaks natively is passed through, anything else converted.
 func (c *call) attempt(u *upstream) error {
-	switch d := dialectOf(u.Type); {
-	case c.ep.ingress == dialectOpenAI && d == dialectOpenAI:
-		return c.passthroughOpenAI(u)
-	case c.ep.ingress == dialectAnthropic && d == dialectAnthropic:
+	if u.api != c.ep.ingress {
+		return c.convertChat(u)
+	}
+	if c.ep.ingress == dialect.Anthropic {
 		return c.passthroughAnthropic(u)
 	}
-	return c.convertChat(u)
+	return c.passthroughOpenAI(u)
 }
 
 // convertStream relays a converted stream chunk by chunk. On a proper end
@@ -34,7 +35,7 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 	defer resp.Body.Close()
 	d := c.drainOnLeave()
 	defer d.end()
-	src := newChunkSource(dialectOf(u.Type), resp.Body, c.meta.model, c.requestID)
+	src := newChunkSource(u.dialect, resp.Body, c.meta.model, c.requestID)
 	h := c.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -46,14 +47,14 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 
 	var text strings.Builder // for local counting when no usage comes
 	var msgs *anthropic.MessagesStream
-	if c.ep.ingress == dialectAnthropic {
+	if c.ep.ingress == dialect.Anthropic {
 		msgs = anthropic.NewMessagesStream(c.meta.model, "msg_"+c.requestID)
 	}
 	var failure error
 	finished := false
 	id, created := "chatcmpl-"+c.requestID, time.Now().Unix() // every chunk of a stream has the same
 	for !finished {
-		chunks, done, err := src.next()
+		chunks, done, err := src.Next()
 		if err != nil {
 			failure = err
 			break
@@ -75,15 +76,15 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 			}
 		}
 		if d.left() {
-			if src.final() {
+			if src.Final() {
 				break // the usage the grace waited for
 			}
 			continue
 		}
 		rc.Flush()
 	}
-	usage := src.usage()
-	c.streamUsage(usage, text.String(), finished || src.final())
+	usage := src.Usage()
+	c.streamUsage(usage, text.String(), finished || src.Final())
 	if d.left() {
 		return nil
 	}
@@ -129,7 +130,7 @@ func (c *call) writeChunk(msgs *anthropic.MessagesStream, chunk *openai.ChatChun
 // writeStreamFailure reports a broken upstream stream (streamBroken's msg)
 // in the ingress dialect's stream error shape.
 func (c *call) writeStreamFailure(msg string) {
-	if c.ep.ingress == dialectAnthropic {
+	if c.ep.ingress == dialect.Anthropic {
 		b, _ := json.Marshal(anthropic.ErrorResponse{Type: "error", Error: anthropic.ErrorDetail{Type: "api_error", Message: msg}})
 		sse.Write(c.w, "error", b)
 		return
@@ -162,7 +163,8 @@ func (c *call) streamUsage(u openai.Usage, text string, final bool) {
 // message_delta on the way.
 func (c *call) passthroughAnthropic(u *upstream) error {
 	body, set := c.body, map[string]any{}
-	if model := u.upstreamModel(c.meta.model); model != c.bodyModel {
+	model := u.upstreamModel(c.meta.model)
+	if model != c.bodyModel {
 		set["model"] = model
 	}
 	if c.charge.CompletionLimit > 0 {
@@ -174,7 +176,7 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 			return badRequest(MsgInvalidJSON)
 		}
 	}
-	resp, err := c.post(u, anthropic.Endpoint(u.BaseURL), body, "application/json")
+	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model, c.meta.stream), body, "application/json")
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strings"
 )
 
 // Strict billing (docs/architecture.md, Money; docs/decisions/relay-billing.md):
@@ -100,9 +99,10 @@ func base64Run(b []byte) int {
 
 // completionField is the body field that limits the completion of this
 // call upstream: the one the client used, else the endpoint's own, and for
-// chat max_completion_tokens on reasoning models (which refuse max_tokens)
-// and max_tokens elsewhere (which every OpenAI-compatible server knows).
-func (c *call) completionField(body []byte, upstreamModel string) string {
+// chat max_completion_tokens on reasoning models (reasoning: they refuse
+// max_tokens) and max_tokens elsewhere (which every OpenAI-compatible
+// server knows).
+func (c *call) completionField(body []byte, reasoning bool) string {
 	switch {
 	case c.ep.usage == usageResponses:
 		return "max_output_tokens"
@@ -112,26 +112,10 @@ func (c *call) completionField(body []byte, upstreamModel string) string {
 		return "max_completion_tokens"
 	case bytes.Contains(body, []byte(`"max_tokens"`)):
 		return "max_tokens"
-	case isReasoningModel(upstreamModel):
+	case reasoning:
 		return "max_completion_tokens"
 	}
 	return "max_tokens"
-}
-
-// isReasoningModel reports the OpenAI model families that take only
-// max_completion_tokens (o1, o3, o4-mini, gpt-5…), also behind a
-// provider prefix ("openai/o3").
-func isReasoningModel(model string) bool {
-	m := strings.ToLower(model)
-	if i := strings.LastIndexByte(m, '/'); i >= 0 {
-		m = m[i+1:]
-	}
-	for _, p := range []string{"o1", "o3", "o4", "gpt-5"} {
-		if strings.HasPrefix(m, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // withFields returns body with top-level fields set. When none of them is

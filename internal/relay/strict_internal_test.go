@@ -3,6 +3,8 @@ package relay
 import (
 	"strings"
 	"testing"
+
+	"github.com/modelgate/modelgate/internal/relay/openai"
 )
 
 func TestPromptTokenBound(t *testing.T) {
@@ -40,8 +42,8 @@ func TestPromptTokenBound(t *testing.T) {
 func TestIsReasoningModel(t *testing.T) {
 	for model, want := range map[string]bool{"o1": true, "o3-mini": true, "o4-mini-high": true, "gpt-5": true,
 		"openai/o3": true, "GPT-5-mini": true, "gpt-4o": false, "gpt-4.1": false, "claude-sonnet-4": false, "omni": false} {
-		if got := isReasoningModel(model); got != want {
-			t.Errorf("isReasoningModel(%q) = %v, want %v", model, got, want)
+		if got := openai.IsReasoningModel(model); got != want {
+			t.Errorf("openai.IsReasoningModel(%q) = %v, want %v", model, got, want)
 		}
 	}
 }

@@ -10,20 +10,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/channel"
-	"github.com/modelgate/modelgate/internal/relay/anthropic"
-	"github.com/modelgate/modelgate/internal/relay/gemini"
 )
-
-// dialectOf is the wire format of a channel type.
-func dialectOf(typ int) dialect {
-	switch typ {
-	case channel.TypeAnthropic:
-		return dialectAnthropic
-	case channel.TypeGemini:
-		return dialectGemini
-	}
-	return dialectOpenAI
-}
 
 // upstreamFailure is an upstream that did not answer usefully before
 // anything reached the client.
@@ -63,58 +50,29 @@ func (f *upstreamFailure) clientError() *apiError {
 	return errf(http.StatusBadGateway, "upstream_error", "upstream_error", "%s: 上游返回 %d", MsgUpstreamFailed, f.status)
 }
 
-// joinURL appends an API path to a channel's base URL without doubling a
-// "/v1" the operator already put in the base.
-func joinURL(base, path string) string {
-	if strings.HasSuffix(base, "/v1") && strings.HasPrefix(path, "/v1/") {
-		return base + strings.TrimPrefix(path, "/v1")
-	}
-	return base + path
-}
-
 // newUpstreamRequest builds the request to channel u with its credentials
-// (never the caller's) and the client headers that matter to the dialect.
-// Hop-by-hop and identity headers of the client are not forwarded.
+// (never the caller's) and the client headers its dialect forwards
+// (dialect.HeaderForwarder). Hop-by-hop and identity headers of the client
+// are not forwarded.
 func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentType string) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(c.upstreamContext(), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
-	setCredentials(req.Header, u)
-	switch dialectOf(u.Type) {
-	case dialectAnthropic:
-		if c.ep.ingress == dialectAnthropic && c.r.Header.Get("anthropic-version") != "" {
-			req.Header.Set("anthropic-version", c.r.Header.Get("anthropic-version"))
-		}
-		if beta := c.r.Header.Get("anthropic-beta"); beta != "" && c.ep.ingress == dialectAnthropic {
-			req.Header.Set("anthropic-beta", beta)
-		}
-	case dialectOpenAI:
-		if org := c.r.Header.Get("OpenAI-Organization"); org != "" {
-			req.Header.Set("OpenAI-Organization", org)
-		}
+	if err := u.dialect.Authorize(req, u.Key, body); err != nil {
+		// No credential could be made (a token grant failed): the
+		// channel's failure, another may answer.
+		return nil, &upstreamFailure{detail: scrub(err.Error(), u.Key), retry: true}
+	}
+	if u.forward != nil {
+		u.forward.ForwardHeaders(req.Header, c.r.Header, u.api == c.ep.ingress)
 	}
 	if accept := c.r.Header.Get("Accept"); accept != "" {
 		req.Header.Set("Accept", accept)
 	}
 	req.Header.Set("X-Request-Id", c.requestID)
 	return req, nil
-}
-
-// setCredentials puts channel u's key where its dialect expects it.
-func setCredentials(h http.Header, u *upstream) {
-	switch dialectOf(u.Type) {
-	case dialectAnthropic:
-		h.Set("x-api-key", u.Key)
-		h.Set("anthropic-version", anthropic.Version)
-	case dialectGemini:
-		h.Set(gemini.APIKeyHeader, u.Key)
-	default:
-		if u.Key != "" {
-			h.Set("Authorization", "Bearer "+u.Key)
-		}
-	}
 }
 
 // post sends body to url on channel u: newUpstreamRequest, then send.
@@ -129,8 +87,9 @@ func (c *call) post(u *upstream, url string, body []byte, contentType string) (*
 
 // send performs one upstream call. A connection error, a timeout, a 5xx or
 // a 429 is a retryable failure (a 429 also cools the channel down). An
-// answer that refuses the channel's key (keyRefused: a 401, or a 403 or
-// Gemini 400 with the provider's invalid-key or account code) disables the
+// answer that refuses the channel's key (keyRefused: a 401, or a status the
+// dialect names, 403 or Gemini's 400, with the provider's invalid-key or
+// account code) disables the
 // channel automatically and another is tried. Other statuses, other 403s
 // (a content refusal) included, are returned for the caller to relay: they
 // concern this request, not the channel.
@@ -161,9 +120,9 @@ func (c *call) send(u *upstream, req *http.Request) (resp *http.Response, err er
 		return nil, c.failure(u, resp, true)
 	case status == http.StatusUnauthorized:
 		return nil, c.disable(u, c.failure(u, resp, true))
-	case status == http.StatusForbidden || status == http.StatusBadRequest && dialectOf(u.Type) == dialectGemini:
+	case status >= 400 && status < 500 && u.dialect.MayRefuseKey(status):
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
-		if keyRefused(dialectOf(u.Type), status, head) {
+		if keyRefused(u.dialect, status, head) {
 			resp.Body.Close()
 			detail := scrub(strings.TrimSpace(string(head)), u.Key)
 			f := &upstreamFailure{status: status, detail: detail[:min(len(detail), 2048)], retry: true}

@@ -9,6 +9,9 @@ import (
 
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
+	"github.com/modelgate/modelgate/internal/relay/dialect"
+	"github.com/modelgate/modelgate/internal/relay/gemini"
+	"github.com/modelgate/modelgate/internal/relay/openai"
 	"github.com/modelgate/modelgate/internal/relay/sse"
 )
 
@@ -46,7 +49,7 @@ data: [DONE]
 	if got, ok := usageFromJSON(usageChat, []byte(chat)); !ok || got != chatWant {
 		t.Errorf("chat JSON: %+v %v, want %+v", got, ok, chatWant)
 	}
-	_, u, err := decodeChatAnswer(dialectOpenAI, []byte(chat), "m", "id")
+	_, u, err := decodeChatAnswer(openai.Dialect{}, []byte(chat), "m", "id")
 	if got := billedUsage(u); err != nil || got != chatWant {
 		t.Errorf("chat JSON converted: %+v %v, want %+v", got, err, chatWant)
 	}
@@ -59,7 +62,7 @@ data: [DONE]
 	if last != chatWant {
 		t.Errorf("chat stream: %+v, want %+v", last, chatWant)
 	}
-	if got := sourceUsage(t, dialectOpenAI, chatStream); got != chatWant {
+	if got := sourceUsage(t, openai.Dialect{}, chatStream); got != chatWant {
 		t.Errorf("chat stream converted: %+v, want %+v", got, chatWant)
 	}
 	if got, ok := usageFromJSON(usageResponses, []byte(responses)); !ok || got != responsesWant {
@@ -141,14 +144,14 @@ func TestUsageAnthropic(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.answer != "" {
 				raw := `{"id":"msg_01","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Hi"}],"stop_reason":"end_turn","stop_sequence":null,"usage":` + tc.answer + `}`
-				_, u, err := decodeChatAnswer(dialectAnthropic, []byte(raw), "m", "id")
+				_, u, err := decodeChatAnswer(anthropic.Dialect{}, []byte(raw), "m", "id")
 				if got := billedUsage(u); err != nil || got != tc.want {
 					t.Errorf("answer: %+v %v, want %+v", got, err, tc.want)
 				}
 				return
 			}
 			stream := anthropicStream(tc.start, tc.delta)
-			if got := sourceUsage(t, dialectAnthropic, stream); got != tc.want {
+			if got := sourceUsage(t, anthropic.Dialect{}, stream); got != tc.want {
 				t.Errorf("converted stream: %+v, want %+v", got, tc.want)
 			}
 			// The passthrough (Messages ingress) only observes the events.
@@ -174,7 +177,7 @@ func TestUsageGemini(t *testing.T) {
 "promptTokensDetails":[{"modality":"TEXT","tokenCount":10000}],"cacheTokensDetails":[{"modality":"TEXT","tokenCount":8000}],"thoughtsTokenCount":250},
 "modelVersion":"gemini-2.5-pro","responseId":"abc"}`
 	want := pricing.Usage{PromptTokens: 10_000, CompletionTokens: 450, CachedTokens: 8000}
-	_, u, err := decodeChatAnswer(dialectGemini, []byte(answer), "m", "id")
+	_, u, err := decodeChatAnswer(gemini.Dialect{}, []byte(answer), "m", "id")
 	if got := billedUsage(u); err != nil || got != want {
 		t.Errorf("answer: %+v %v, want %+v", got, err, want)
 	}
@@ -183,7 +186,7 @@ func TestUsageGemini(t *testing.T) {
 data: {"candidates":[{"content":{"parts":[{"text":"i"}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":10000,"candidatesTokenCount":200,"totalTokenCount":10450,"cachedContentTokenCount":8000,"cacheTokensDetails":[{"modality":"TEXT","tokenCount":8000}],"thoughtsTokenCount":250},"modelVersion":"gemini-2.5-pro"}
 
 `
-	if got := sourceUsage(t, dialectGemini, stream); got != want {
+	if got := sourceUsage(t, gemini.Dialect{}, stream); got != want {
 		t.Errorf("stream: %+v, want %+v", got, want)
 	}
 }
@@ -208,11 +211,11 @@ func events(t *testing.T, text string) []sse.Event {
 
 // sourceUsage runs a stream through the chunk source a conversion uses and
 // returns the usage it bills.
-func sourceUsage(t *testing.T, d dialect, text string) pricing.Usage {
+func sourceUsage(t *testing.T, d dialect.Dialect, text string) pricing.Usage {
 	t.Helper()
 	src := newChunkSource(d, strings.NewReader(text), "m", "id")
 	for {
-		_, done, err := src.next()
+		_, done, err := src.Next()
 		if err != nil && !errors.Is(err, io.EOF) {
 			t.Fatalf("stream: %v", err)
 		}
@@ -220,7 +223,7 @@ func sourceUsage(t *testing.T, d dialect, text string) pricing.Usage {
 			break
 		}
 	}
-	return billedUsage(src.usage())
+	return billedUsage(src.Usage())
 }
 
 // decodeUsage's checked tells copyJSON that the answer was scanned whole:

@@ -22,6 +22,9 @@ func (e *BlockedError) Error() string {
 	return "prompt blocked by gemini: " + e.Reason
 }
 
+// ClientError marks the error as the request's (dialect.ClientError).
+func (e *BlockedError) ClientError() bool { return true }
+
 // ToChatResponse converts candidate 0 of a generateContent response into an
 // OpenAI chat completion with the given model, id and creation time. Thought
 // parts are dropped; parts other than text and function calls (such as

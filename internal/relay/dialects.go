@@ -1,0 +1,49 @@
+package relay
+
+import (
+	"github.com/modelgate/modelgate/internal/channel"
+	"github.com/modelgate/modelgate/internal/relay/anthropic"
+	"github.com/modelgate/modelgate/internal/relay/dialect"
+	"github.com/modelgate/modelgate/internal/relay/gemini"
+	"github.com/modelgate/modelgate/internal/relay/openai"
+)
+
+// dialects are the upstream kinds by channel type (docs/relay.md, "Adding a
+// provider"): a provider is its package implementing dialect.Dialect and
+// one line here. A type not listed speaks the OpenAI-compatible API.
+var dialects = map[int]dialect.Dialect{
+	channel.TypeOpenAI:    openai.Dialect{},
+	channel.TypeAnthropic: anthropic.Dialect{},
+	channel.TypeGemini:    gemini.Dialect{},
+}
+
+// dialectOf is the dialect of a channel type.
+func dialectOf(typ int) dialect.Dialect {
+	if d, ok := dialects[typ]; ok {
+		return d
+	}
+	return openai.Dialect{}
+}
+
+// sseMediaType is the Content-Type of a stream whose dialect does not name
+// another (dialect.StreamMediaType).
+const sseMediaType = "text/event-stream"
+
+// resolve sets u's dialect and its optional capabilities from u.Type, once
+// per catalog rebuild: calls then make no type assertion.
+func (u *upstream) resolve() {
+	u.dialect = dialectOf(u.Type)
+	u.api, u.native = dialect.NativeOf(u.dialect)
+	u.forward, _ = u.dialect.(dialect.HeaderForwarder)
+	u.reasoning, _ = u.dialect.(dialect.ReasoningLimit)
+	u.streamType = sseMediaType
+	if t, ok := u.dialect.(dialect.StreamMediaType); ok {
+		u.streamType = t.StreamMediaType()
+	}
+}
+
+// takesCompletionTokens reports whether a completion limit added to a chat
+// request for the upstream model goes in max_completion_tokens.
+func (u *upstream) takesCompletionTokens(model string) bool {
+	return u.reasoning != nil && u.reasoning.TakesCompletionTokens(model)
+}
