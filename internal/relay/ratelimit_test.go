@@ -315,7 +315,7 @@ func TestRateLimitSlotReleased(t *testing.T) {
 // outage is one incident in the admin status, and RateLimitFailClosed
 // refuses limited calls with 503 instead. Unlimited calls never notice.
 func TestRateLimitRedisDown(t *testing.T) {
-	e, _, g, _ := limitGateway(t, "REDIS_CONN_STRING", "redis://127.0.0.1:1/0")
+	e, _, g, clock := limitGateway(t, "REDIS_CONN_STRING", "redis://127.0.0.1:1/0")
 	setKeyLimits(t, g, 3, 0, 0)
 	o := 0
 	for range 10 {
@@ -344,6 +344,12 @@ func TestRateLimitRedisDown(t *testing.T) {
 	g.User.Fail("GET", "/api/ratelimit/status", nil, http.StatusOK, "")
 
 	g.SetOption("RateLimitFailClosed", "true")
+	// In the same minute the node's own count refuses first: the limit
+	// is known to be reached. In the next one only Redis could say.
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("fail closed, limit reached on the node: %d %s", r.Status, r.Body)
+	}
+	clock.Advance(time.Minute)
 	r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false))
 	if r.Status != http.StatusServiceUnavailable || decodeV1Error(t, r).Error.Code != "rate_limit_unavailable" || r.Header.Get("Retry-After") != "1" {
 		t.Fatalf("fail closed: %d %s", r.Status, r.Body)
