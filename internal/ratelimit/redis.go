@@ -21,16 +21,23 @@ const slotTTL = 60 * time.Second
 // settlement still finds them; then Redis drops them.
 const windowTTL = 2 * Window
 
-// admitWait is how long an admission waits for Redis's answer; then the
-// call follows the fail mode. runWithin is how long after it was sent the
-// admission script may still run: later, it counts nothing, because the
-// gateway may have stopped waiting (a Redis that was frozen runs the
-// scripts it had received when it resumes). The difference leaves room
-// for the answer's way back and for the error of the clock estimate.
-const (
-	admitWait = 500 * time.Millisecond
-	runWithin = 400 * time.Millisecond
-)
+// admitWait is how long the limiter's client waits for a connection, to
+// write, and for an answer (ClientOptions); then the call follows the fail
+// mode.
+const admitWait = 500 * time.Millisecond
+
+// runWithin is how long after it was written an admission script may still
+// run, for a client that waits readTimeout for answers: later, it counts
+// nothing, because the gateway may have stopped waiting (a Redis that was
+// frozen runs the scripts it had received when it resumes). The difference
+// leaves room for the answer's way back and for the error of the clock
+// estimate. A client without a read timeout waits for every answer.
+func runWithin(readTimeout time.Duration) time.Duration {
+	if readTimeout <= 0 {
+		return time.Hour
+	}
+	return readTimeout - min(readTimeout/5, 100*time.Millisecond)
+}
 
 // redisBackend counts in Redis: every node using the same Redis and
 // prefix enforces one limit together. An admission is one script call
@@ -42,11 +49,13 @@ type redisBackend struct {
 	node   string // names this process's slots
 	seq    atomic.Uint64
 	clock  redisClock
+	within time.Duration // runWithin of rdb
 	owed   owedSlots
 }
 
 func newRedisBackend(rdb *redis.Client, prefix string, now func() time.Time) *redisBackend {
-	return &redisBackend{rdb: rdb, prefix: prefix + "rl:", node: rand.Text()[:12], clock: redisClock{now: now}}
+	return &redisBackend{rdb: rdb, prefix: prefix + "rl:", node: rand.Text()[:12], clock: redisClock{now: now},
+		within: runWithin(rdb.Options().ReadTimeout)}
 }
 
 // ClientOptions are the options of the limiter's own Redis client, made
@@ -175,14 +184,12 @@ func (b *redisBackend) admit(ctx context.Context, req *Request, key, user Limits
 	kr, kt, kc := b.names("k", req.KeyID, t.window)
 	ur, ut, uc := b.names("u", req.UserID, t.window)
 	t.slot = b.node + strconv.FormatUint(b.seq.Add(1), 36)
-	ctx, cancel := context.WithTimeout(ctx, admitWait)
-	defer cancel()
 	var res []int64
 	for try := 0; ; try++ {
-		sent := b.clock.local()
+		deadline := &deadlineArg{clock: &b.clock, within: b.within}
 		var err error
 		res, err = admitScript.Run(ctx, b.rdb, []string{kr, kt, kc, ur, ut, uc},
-			b.clock.deadline(sent), req.Tokens, t.slot, slotTTL.Milliseconds(), windowTTL.Milliseconds(),
+			deadline, req.Tokens, t.slot, slotTTL.Milliseconds(), windowTTL.Milliseconds(),
 			key.RPM, key.TPM, key.Concurrency, user.RPM, user.TPM, user.Concurrency).Int64Slice()
 		if err == nil && len(res) != 8 {
 			err = errorText("rate limit script: unexpected reply")
@@ -195,7 +202,7 @@ func (b *redisBackend) admit(ctx context.Context, req *Request, key, user Limits
 			return Result{}, err
 		}
 		late := res[0] == -1
-		b.clock.observe(sent, b.clock.local(), res[7], late)
+		b.clock.observe(deadline.sent, b.clock.local(), res[7], late)
 		if !late {
 			break
 		}

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"crypto/rand"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // scriptKeys are the six keys of an admission under a fresh prefix: key
 // requests, tokens, slots, then the user's.
 func scriptKeys() []string {
-	b := newRedisBackend(nil, "mgtest:"+rand.Text()+":", time.Now)
+	b := &redisBackend{prefix: "mgtest:" + rand.Text() + ":rl:"}
 	kr, kt, kc := b.names("k", 1, 100)
 	ur, ut, uc := b.names("u", 2, 100)
 	return []string{kr, kt, kc, ur, ut, uc}
@@ -202,7 +203,11 @@ func TestRedisClock(t *testing.T) {
 		t.Fatalf("local %d", got)
 	}
 	// Before any answer the clocks are taken to agree.
-	if got := c.deadline(1_000_000); got != 1_000_000+runWithin.Milliseconds() {
+	within := runWithin(admitWait)
+	if within != 400*time.Millisecond || runWithin(5*time.Second) != 4900*time.Millisecond || runWithin(0) < time.Minute {
+		t.Errorf("runWithin: %v for %v", within, admitWait)
+	}
+	if got := c.deadline(1_000_000, within); got != 1_000_000+400 {
 		t.Errorf("first deadline %d", got)
 	}
 	for _, tc := range []struct {
@@ -221,9 +226,15 @@ func TestRedisClock(t *testing.T) {
 		if got := c.offset.Load(); got != tc.offset {
 			t.Errorf("%s: offset %d, want %d", tc.name, got, tc.offset)
 		}
-		if got := c.deadline(7_000); got != 7_000+runWithin.Milliseconds()+tc.offset {
+		if got := c.deadline(7_000, within); got != 7_000+400+tc.offset {
 			t.Errorf("%s: deadline %d", tc.name, got)
 		}
+	}
+	// As an argument the deadline counts from when it is written.
+	d := &deadlineArg{clock: &c, within: within}
+	local = local.Add(time.Second)
+	if b, _ := d.MarshalBinary(); string(b) != strconv.FormatInt(1_001_000+400-1_000, 10) || d.sent != 1_001_000 {
+		t.Errorf("deadline argument %s, sent %d", b, d.sent)
 	}
 	// The default clock reads the monotonic clock.
 	m := monotonicClock()

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,11 +37,28 @@ const preciseRTT = 50 * time.Millisecond
 // local is this node's time in ms.
 func (c *redisClock) local() int64 { return c.now().UnixMilli() }
 
-// deadline is the Redis time after which an admission sent at local time
-// sent must not run. Before any answer the clocks are taken to agree; an
-// answer that says otherwise corrects it and the admission is sent again.
-func (c *redisClock) deadline(sent int64) int64 {
-	return sent + runWithin.Milliseconds() + c.offset.Load()
+// deadline is the Redis time after which an admission written at local
+// time sent must not run, within after it. Before any answer the clocks
+// are taken to agree; an answer that says otherwise corrects it and the
+// admission is sent again.
+func (c *redisClock) deadline(sent int64, within time.Duration) int64 {
+	return sent + within.Milliseconds() + c.offset.Load()
+}
+
+// deadlineArg is an admission's deadline as a script argument. go-redis
+// marshals arguments as it writes the command to a connection, so the
+// deadline counts from then, as the client's wait for the answer does
+// (ReadTimeout): time spent waiting for a pooled connection does not
+// shorten it. It is marshalled in the caller's goroutine.
+type deadlineArg struct {
+	clock  *redisClock
+	within time.Duration
+	sent   int64 // local ms when last written
+}
+
+func (d *deadlineArg) MarshalBinary() ([]byte, error) {
+	d.sent = d.clock.local()
+	return strconv.AppendInt(nil, d.clock.deadline(d.sent, d.within), 10), nil
 }
 
 // observe learns from an answer that left at local time sent, came back
