@@ -219,7 +219,7 @@ func TestRedisClock(t *testing.T) {
 		{"first answer, slow: taken anyway", 1_000, 1_300, 50_000, false, 48_850},
 		{"precise answer replaces it", 2_000, 2_010, 50_905, false, 48_900},
 		{"slow answer does not", 3_000, 3_200, 90_000, false, 48_900},
-		{"late answer does, however slow", 4_000, 4_200, 3_000, true, -1_100},
+		{"late answer does, however slow: the end of the round trip", 4_000, 4_200, 3_000, true, -1_200},
 		{"Redis behind", 5_000, 5_002, 4_001, false, -1_000},
 	} {
 		c.observe(tc.sent, tc.received, tc.rdx, tc.late)

@@ -64,13 +64,20 @@ func (d *deadlineArg) MarshalBinary() ([]byte, error) {
 // observe learns from an answer that left at local time sent, came back
 // at received and says Redis's time was redisNow while the script ran: at
 // some point in between, so the middle is off by at most half the round
-// trip. A late answer always corrects the estimate (it is evidently
-// wrong); otherwise only a precise one does.
+// trip; only an answer faster than preciseRTT replaces a known estimate.
+// A late answer always corrects it (it is evidently wrong), and takes the
+// script to have run just before the answer came: a Redis that was slow
+// runs a script late in the round trip, and an estimate that errs that way
+// makes deadlines earlier, never later than the gateway's wait.
 func (c *redisClock) observe(sent, received, redisNow int64, late bool) {
-	if !late && c.known.Load() && received-sent > preciseRTT.Milliseconds() {
+	switch {
+	case late:
+		c.offset.Store(redisNow - received)
+	case c.known.Load() && received-sent > preciseRTT.Milliseconds():
 		return
+	default:
+		c.offset.Store(redisNow - (sent+received)/2)
 	}
-	c.offset.Store(redisNow - (sent+received)/2)
 	c.known.Store(true)
 }
 
