@@ -26,11 +26,7 @@ func (a *App) newLimiter() *ratelimit.Limiter {
 		// A client of its own that fails fast: a call waits on Redis at
 		// most about half a second, and a failure is not retried (the
 		// fail mode decides, and the next probe comes a second later).
-		opts := *a.redis.Options()
-		opts.MaxRetries = -1
-		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout, opts.PoolTimeout =
-			500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
-		a.limitRedis = redis.NewClient(&opts)
+		a.limitRedis = redis.NewClient(ratelimit.ClientOptions(a.redis.Options()))
 		cfg.Redis = a.limitRedis
 		cfg.Prefix = a.cfg.RedisKeyPrefix
 		if a.cfg.Cluster.Enabled {

@@ -31,7 +31,7 @@ type Ticket struct {
 	backend    uint8 // 0: nothing held
 	window     int64
 	est        int64
-	key, user  *counter // memory
+	key, user  *counter // this node's counts (every backend)
 	keyID      int64    // redis
 	userID     int64
 	keyConc    bool // redis: a slot is held under the key, the user
@@ -56,6 +56,10 @@ type Config struct {
 	// (its counters are its share of the limit, docs/decisions/rate-limits.md).
 	Prefix string
 	Log    *slog.Logger
+	// Clock is this node's clock for the deadlines of admissions sent to
+	// Redis (not for windows: those follow Request.Now). Nil: the
+	// monotonic clock, which a step of the wall clock does not move.
+	Clock func() time.Time
 }
 
 // Limiter enforces the limits of calls. Its zero cost promise: a call
@@ -89,8 +93,11 @@ func New(cfg Config) *Limiter {
 	}
 	l := &Limiter{mem: newMemory(), log: cfg.Log}
 	l.nodes.Store(1)
+	if cfg.Clock == nil {
+		cfg.Clock = monotonicClock()
+	}
 	if cfg.Redis != nil {
-		l.redis = newRedisBackend(cfg.Redis, cfg.Prefix)
+		l.redis = newRedisBackend(cfg.Redis, cfg.Prefix, cfg.Clock)
 	}
 	return l
 }
@@ -102,36 +109,46 @@ func (l *Limiter) SetNodes(n int) { l.nodes.Store(int64(max(n, 1))) }
 // Admit checks req against its limits and, when it is admitted, counts it:
 // the returned Ticket must go to Done when the call ends. A refused call
 // holds nothing.
+//
+// Every call this node admits is counted in its memory, also when Redis
+// counts it for the fleet, and needs both to admit it: so when Redis
+// fails and the node falls back to its memory, the calls it already
+// served in the window count, and a fleet of N nodes serves at most N × L
+// in any window, including one that straddles an outage
+// (docs/decisions/rate-limits.md).
 func (l *Limiter) Admit(ctx context.Context, req *Request) (Ticket, Result) {
 	key, user := req.Key, req.User
 	if n := int(l.nodes.Load()); n > 1 {
 		key, user = shareOf(key, n), shareOf(user, n)
 	}
 	t := Ticket{window: WindowOf(req.Now), est: req.Tokens}
-	var r Result
-	if l.redis != nil {
-		if l.tryRedis() {
-			var err error
-			r, err = l.redis.admit(ctx, req, key, user, &t)
-			if err == nil {
-				l.up()
-				if !r.Refused() {
-					t.backend = backendRedis
-					l.redis.keepSlot(&t)
-				}
-				return t, l.finish(r, req)
+	r := l.mem.admit(req, key, user, t.window, &t)
+	if r.Refused() || l.redis == nil {
+		if !r.Refused() {
+			t.backend = backendMemory
+		}
+		return t, l.finish(r, req)
+	}
+	if l.tryRedis() {
+		rr, err := l.redis.admit(ctx, req, key, user, &t)
+		if err == nil {
+			l.up()
+			if rr.Refused() {
+				l.mem.undo(&t)
+				return Ticket{}, l.finish(rr, req)
 			}
-			l.failed(err)
+			t.backend = backendRedis
+			l.redis.keepSlot(&t)
+			return t, l.finish(rr, req)
 		}
-		if req.FailClosed {
-			l.failedClosed.Add(1)
-			return Ticket{}, Result{Unavailable: true}
-		}
+		l.failed(err)
 	}
-	r = l.mem.admit(req, key, user, t.window, &t)
-	if !r.Refused() {
-		t.backend = backendMemory
+	if req.FailClosed {
+		l.mem.undo(&t)
+		l.failedClosed.Add(1)
+		return Ticket{}, Result{Unavailable: true}
 	}
+	t.backend = backendMemory
 	return t, l.finish(r, req)
 }
 
@@ -147,10 +164,11 @@ func (l *Limiter) finish(r Result, req *Request) Result {
 // it failed before any): its concurrency slot is freed and its token
 // estimate replaced by the real count, in the window it was admitted in.
 func (l *Limiter) Done(t *Ticket, tokens int64) {
-	switch t.backend {
-	case backendMemory:
-		l.mem.done(t, tokens)
-	case backendRedis:
+	if t.backend == 0 {
+		return
+	}
+	l.mem.done(t, tokens)
+	if t.backend == backendRedis {
 		if t.refresh != nil {
 			t.refresh.stop()
 		}
@@ -160,7 +178,7 @@ func (l *Limiter) Done(t *Ticket, tokens int64) {
 		err := l.redis.done(ctx, t, tokens)
 		cancel()
 		if err != nil {
-			l.failed(err) // the slot expires on its own (slotTTL)
+			l.failed(err) // its slot is freed when Redis answers again, or by its lease
 		} else {
 			l.up()
 		}

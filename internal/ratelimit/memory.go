@@ -142,6 +142,26 @@ func (m *memory) done(t *Ticket, used int64) {
 	}
 }
 
+// undo takes back the count of an admission that Redis then refused (or
+// could not make while the fail mode is closed), as if it never was. Until
+// then a call of the same subject on this node saw it counted, which can
+// only refuse that call, never admit one too many.
+func (m *memory) undo(t *Ticket) {
+	for _, c := range [2]*counter{t.key, t.user} {
+		if c == nil {
+			continue
+		}
+		c.mu.Lock()
+		c.inflight--
+		if c.window == t.window {
+			c.requests--
+			c.tokens = max(c.tokens-t.est, 0)
+		}
+		c.mu.Unlock()
+	}
+	t.key, t.user = nil, nil
+}
+
 // sweep forgets the counters of subjects idle since before window w: no
 // call in flight, nothing counted in w. It returns how many remain.
 func (m *memory) sweep(w int64) int {

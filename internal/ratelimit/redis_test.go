@@ -8,23 +8,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/apptest/redisserver"
 	"github.com/redis/go-redis/v9"
 )
 
-// redisLimiter is a limiter on the Redis of MODELGATE_TEST_REDIS under a
-// fresh prefix; the test is skipped without it.
-func redisLimiter(t *testing.T) (*Limiter, *redis.Client, string) {
+// testRedis is the Redis of MODELGATE_TEST_REDIS, or else a redis-server
+// of the test's own; the test is skipped when neither is there.
+func testRedis(t *testing.T) *redis.Client {
 	t.Helper()
 	url := os.Getenv("MODELGATE_TEST_REDIS")
 	if url == "" {
-		t.Skip("MODELGATE_TEST_REDIS is not set")
+		url = redisserver.Start(t).URL
 	}
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb := redis.NewClient(opts)
+	rdb := redis.NewClient(ClientOptions(opts))
 	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// redisLimiter is a limiter on testRedis under a fresh prefix.
+func redisLimiter(t *testing.T) (*Limiter, *redis.Client, string) {
+	t.Helper()
+	rdb := testRedis(t)
 	prefix := "mgtest:" + rand.Text() + ":"
 	return New(Config{Redis: rdb, Prefix: prefix}), rdb, prefix
 }
@@ -71,31 +79,45 @@ func TestRedisLimiter(t *testing.T) {
 		t.Fatalf("after settling to 10: %+v", r)
 	}
 
-	// A slot that is never given back: its process died.
+	// A slot that is never given back: its process died. Another process
+	// (a limiter of its own memory) finds the slot taken until its lease
+	// ends.
 	creq := &Request{KeyID: 3, UserID: 7, Key: Limits{Concurrency: 1}, Now: now}
 	lost, r := l.Admit(ctx, creq)
 	if r.Refused() {
 		t.Fatal("first slot refused")
 	}
-	lost.refresh.stop() // the process is gone: nothing refreshes it
-	if _, r := l.Admit(ctx, creq); !r.Refused() || r.Measure != MeasureConcurrency {
+	lost.refresh.stop() // the process is gone: nothing renews it
+	other := New(Config{Redis: rdb, Prefix: prefix})
+	if _, r := other.Admit(ctx, creq); !r.Refused() || r.Measure != MeasureConcurrency {
 		t.Fatalf("second slot: %+v", r)
 	}
 	slots := prefix + "rl:k3:c"
-	if ttl := rdb.PTTL(ctx, slots).Val(); ttl <= 0 {
-		t.Fatalf("slot set without expiry: %v", ttl)
+	if ttl := rdb.PTTL(ctx, slots).Val(); ttl <= 0 || ttl > slotTTL {
+		t.Fatalf("slot set expiry %v, want within the lease %v", ttl, slotTTL)
 	}
-	// Move the slot's expiry into the past, as 60 s without refresh would.
-	rdb.ZAdd(ctx, slots, redis.Z{Score: float64(time.Now().Add(-time.Second).UnixMilli()), Member: lost.slot})
-	tk, r = l.Admit(ctx, creq)
+	// Move the slot's lease end into the past (Redis's clock), as 60 s
+	// without renewal would.
+	rdb.ZAdd(ctx, slots, redis.Z{Score: float64(redisNow(t, rdb) - 1), Member: lost.slot})
+	tk, r = other.Admit(ctx, creq)
 	if r.Refused() {
 		t.Fatalf("after the dead slot expired: %+v", r)
 	}
-	l.Done(&tk, 0)
+	other.Done(&tk, 0)
 	if n := rdb.ZCard(ctx, slots).Val(); n != 0 {
 		t.Errorf("%d slots left after done, want 0", n)
 	}
 	if st := l.Status(); st.Backend != "redis" || st.RedisErrors != 0 {
 		t.Errorf("status %+v", st)
 	}
+}
+
+// redisNow is Redis's time in ms.
+func redisNow(t *testing.T, rdb *redis.Client) int64 {
+	t.Helper()
+	tm, err := rdb.Time(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm.UnixMilli()
 }

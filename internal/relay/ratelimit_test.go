@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
+	"github.com/modelgate/modelgate/internal/apptest/redisserver"
 	"github.com/modelgate/modelgate/internal/store/storetest"
 	"github.com/modelgate/modelgate/internal/token"
 )
@@ -314,7 +315,7 @@ func TestRateLimitSlotReleased(t *testing.T) {
 // outage is one incident in the admin status, and RateLimitFailClosed
 // refuses limited calls with 503 instead. Unlimited calls never notice.
 func TestRateLimitRedisDown(t *testing.T) {
-	e, _, g, _ := limitGateway(t, "REDIS_CONN_STRING", "redis://127.0.0.1:1/0")
+	e, _, g, clock := limitGateway(t, "REDIS_CONN_STRING", "redis://127.0.0.1:1/0")
 	setKeyLimits(t, g, 3, 0, 0)
 	o := 0
 	for range 10 {
@@ -343,6 +344,12 @@ func TestRateLimitRedisDown(t *testing.T) {
 	g.User.Fail("GET", "/api/ratelimit/status", nil, http.StatusOK, "")
 
 	g.SetOption("RateLimitFailClosed", "true")
+	// In the same minute the node's own count refuses first: the limit
+	// is known to be reached. In the next one only Redis could say.
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false)); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("fail closed, limit reached on the node: %d %s", r.Status, r.Body)
+	}
+	clock.Advance(time.Minute)
 	r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false))
 	if r.Status != http.StatusServiceUnavailable || decodeV1Error(t, r).Error.Code != "rate_limit_unavailable" || r.Header.Get("Retry-After") != "1" {
 		t.Fatalf("fail closed: %d %s", r.Status, r.Body)
@@ -355,6 +362,70 @@ func TestRateLimitRedisDown(t *testing.T) {
 	g.Root.OK("GET", "/api/ratelimit/status", nil).Decode(t, &st)
 	if st.FailedClosed != 1 || st.RedisIncidents != 1 || !st.FailClosed {
 		t.Errorf("status after fail closed %+v", st)
+	}
+}
+
+// TestRateLimitRedisFrozen (issue 25): a gateway failing open while its
+// Redis is frozen (SIGSTOP) serves no more in the minute than its limit:
+// the calls it served through Redis count. When Redis resumes, the
+// admissions it ran late hold no concurrency slot: two slow calls at once
+// are served again, a third at the same time is refused.
+func TestRateLimitRedisFrozen(t *testing.T) {
+	srv := redisserver.Start(t)
+	e, up, g, clock := limitGateway(t, "REDIS_CONN_STRING", srv.URL)
+	setKeyLimits(t, g, 5, 0, 2)
+	call := func() int {
+		r := e.Call(g.Key, "POST", "/v1/chat/completions", chatBody("gpt-test", "hi", false))
+		if r.Status != http.StatusOK && r.Status != http.StatusTooManyRequests {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		return r.Status
+	}
+	for range 3 {
+		if s := call(); s != http.StatusOK {
+			t.Fatalf("before the outage: %d", s)
+		}
+	}
+	srv.Freeze(t)
+	served := 0
+	for range 7 {
+		if call() == http.StatusOK {
+			served++
+		}
+	}
+	if served != 2 {
+		t.Errorf("served %d during the outage, want 2 (5 in the minute: the 3 served through Redis count)", served)
+	}
+	srv.Resume(t)
+	for range 3 {
+		if s := call(); s != http.StatusTooManyRequests {
+			t.Fatalf("after the resume, same minute: %d, want 429", s)
+		}
+	}
+
+	clock.Advance(time.Minute)
+	setKeyLimits(t, g, 0, 0, 2)
+	up.SetBehavior(fakeupstream.Behavior{Delay: 500 * time.Millisecond})
+	var st struct {
+		RedisDown bool `json:"redis_down"`
+	}
+	apptest.Eventually(t, "two slow calls at once served with Redis answering", func() bool {
+		o := parallel(e, 2, chatBody("gpt-test", "hi", false), g.Key)
+		g.Root.OK("GET", "/api/ratelimit/status", nil).Decode(t, &st)
+		return o.status[http.StatusOK] == 2 && !st.RedisDown
+	})
+	// Long enough that none ends before all three are admitted, however
+	// loaded the machine.
+	up.SetBehavior(fakeupstream.Behavior{Delay: 3 * time.Second})
+	o := parallel(e, 3, chatBody("gpt-test", "hi", false), g.Key)
+	if o.status[http.StatusOK] != 2 || o.status[http.StatusTooManyRequests] != 1 {
+		t.Fatalf("three slow calls at once: %v, want 2 served and 1 refused", o.status)
+	}
+	if got := decodeV1Error(t, o.refusal); got.Error.Message != "令牌并发请求数限制 2 已达到" {
+		t.Errorf("refusal %+v", got.Error)
+	}
+	if g.Root.OK("GET", "/api/ratelimit/status", nil).Decode(t, &st); st.RedisDown {
+		t.Error("Redis counted down after the calls")
 	}
 }
 
