@@ -15,10 +15,12 @@ import (
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/replica"
+	"github.com/modelgate/modelgate/internal/commerce"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/order"
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
@@ -88,6 +90,9 @@ type ChannelTester interface {
 // Server holds the handlers of /api.
 type Server struct {
 	Deps
+	// Commerce runs the order and payment use-cases the order, top-up,
+	// notification and owner routes call.
+	Commerce *commerce.Service
 }
 
 // New returns the /api server.
@@ -99,7 +104,9 @@ func New(d Deps) *Server {
 		d.Balances = owner.NewBalances(d.Store, d.Cluster.Owner)
 	}
 	auth.DummyHash(d.PasswordCost) // made now, not on the first unknown-user login
-	return &Server{Deps: d}
+	c := &commerce.Service{Store: d.Store, Owner: d.Cluster.Owner, Providers: d.Providers, Log: d.Log,
+		Topup: func() order.Settings { return d.Options.Current().Topup }}
+	return &Server{Deps: d, Commerce: c}
 }
 
 // hashPassword hashes a new password at the configured cost.

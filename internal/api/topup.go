@@ -48,50 +48,19 @@ func (s *Server) requireLogin(next httpx.HandlerFunc) httpx.HandlerFunc {
 }
 
 // createTopupOrder creates a pending top-up order (spec: Top-up order,
-// rules 1–4) and starts its payment.
+// rules 1–4) and starts its payment: commerce.Service.CreateTopupOrder.
 func (s *Server) createTopupOrder(w http.ResponseWriter, r *http.Request) error {
 	var req order.TopupRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err
 	}
-	anyChannel, err := s.anyChannelEnabled(r)
+	placed, err := s.Commerce.CreateTopupOrder(r.Context(), payer(r), req)
 	if err != nil {
-		return err
+		return commerceError(err)
 	}
-	settings := s.Options.Current().Topup
-	t, p := order.ResolveTopup(req, settings, anyChannel)
-	if p != nil {
-		if len(p.Args) > 0 {
-			return httpx.Failf(p.Format, p.Args...)
-		}
-		return httpx.Fail(p.Format)
-	}
-	info, _ := json.Marshal(store.TopupInfo{Amount: order.CNY(t.AmountCents), BonusQuota: t.BonusQuota, ExchangeRate: t.ExchangeRate})
-	o := store.Order{Type: order.TypeTopup, Source: order.SourceSelf, UserID: caller(r).ID, PlanInfo: string(info),
-		AmountCents: t.AmountCents, BonusQuota: t.BonusQuota, PayMethod: req.PayMethod}
-	if err := s.createOrder(r, &o, order.PrefixTopup); err != nil {
-		return err
-	}
-	pay, err := s.startPay(r, &o, req.PayMethod)
-	if err != nil {
-		return err
-	}
+	o := placed.Order
 	return httpx.WriteJSON(w, http.StatusOK, topupResponse{Success: true, Order: viewOrder(&o),
-		Amount: order.CNY(o.AmountCents), BonusQuota: o.BonusQuota, Pay: pay})
-}
-
-// anyChannelEnabled reports whether at least one payment channel is on.
-func (s *Server) anyChannelEnabled(r *http.Request) (bool, error) {
-	for _, m := range payment.Channels {
-		c, err := s.channelSetting(r.Context(), m)
-		if err != nil {
-			return false, err
-		}
-		if c.Enabled {
-			return true, nil
-		}
-	}
-	return false, nil
+		Amount: order.CNY(o.AmountCents), BonusQuota: o.BonusQuota, Pay: *placed.Pay})
 }
 
 // topupSettingsView is the settings answer, with the quota unit so the
