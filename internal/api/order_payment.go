@@ -97,6 +97,10 @@ func callbackReason(err error) string {
 	case errors.Is(err, payment.ErrNotPending):
 		return "not_pending"
 	}
+	var na *commerce.NotActivatable
+	if errors.As(err, &na) {
+		return "not_activatable"
+	}
 	return "not_applied"
 }
 

@@ -72,6 +72,9 @@ type Deps struct {
 	// PaymentCallback counts each payment notification: accepted, or
 	// rejected for a short reason (metrics); nil counts none.
 	PaymentCallback func(method string, accepted bool, reason string)
+	// Now is the clock of orders, upgrade pricing and activation (tests
+	// move it); nil is time.Now.
+	Now func() time.Time
 	// ConfigVersion reports the config version this node applied and how
 	// changes reach it (GET /api/status); nil reports 0 and "poll".
 	ConfigVersion func() (version int64, via string)
@@ -105,7 +108,8 @@ func New(d Deps) *Server {
 	}
 	auth.DummyHash(d.PasswordCost) // made now, not on the first unknown-user login
 	c := &commerce.Service{Store: d.Store, Owner: d.Cluster.Owner, Providers: d.Providers, Log: d.Log,
-		Topup: func() order.Settings { return d.Options.Current().Topup }}
+		Topup:            func() order.Settings { return d.Options.Current().Topup },
+		MaxPendingOrders: func() int { return d.Options.Current().MaxPendingOrders }, Now: d.Now}
 	return &Server{Deps: d, Commerce: c}
 }
 

@@ -3,6 +3,7 @@ package commerce
 import (
 	"context"
 	"errors"
+	"math"
 
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
@@ -11,15 +12,46 @@ import (
 	"github.com/modelgate/modelgate/internal/store"
 )
 
-// MsgOrderStatusInvalid refuses an admin marking that is neither paid nor
-// refunded.
-const MsgOrderStatusInvalid = "status 只能是 1(已支付)或 3(已退款)"
+// Messages of activation refusals.
+const (
+	// MsgOrderStatusInvalid refuses an admin marking that is neither paid
+	// nor refunded.
+	MsgOrderStatusInvalid = "status 只能是 1(已支付)或 3(已退款)"
+	MsgUpgradeInactive    = "升级订单不能激活:被替换的订阅已不再有效"
+	// MsgUpgradeRepriced takes the price now and the order's amount (CNY).
+	MsgUpgradeRepriced = "升级订单不能激活:按现在的剩余时间,升级价格为 %.2f 元,高于订单金额 %.2f 元"
+)
+
+// NotActivatable is a verified payment its order cannot take: an upgrade
+// whose replaced subscription is no longer active (Reason
+// store.UpgradeReplacedInactive) or that costs more now than the order's
+// amount (store.UpgradeRepriced, PriceCents the price now). Nothing was
+// credited and the order is unchanged; the money was received, so the
+// caller records it (a payment exception, issue 26 §3).
+type NotActivatable struct {
+	Reason      string
+	PriceCents  int64
+	AmountCents int64
+	Order       OrderView
+}
+
+func (e *NotActivatable) Error() string { return "order not activatable: " + e.Reason }
+
+// notActivatable turns the store's upgrade refusal into NotActivatable.
+func notActivatable(o OrderView, err error) error {
+	var up *store.UpgradeRefusal
+	if errors.As(err, &up) {
+		return &NotActivatable{Reason: up.Reason, PriceCents: up.PriceCents, AmountCents: up.AmountCents, Order: o}
+	}
+	return err
+}
 
 // Activate applies a verified payment (a provider's notification): the
 // order is found by number, the paid amount must equal the order's, and it
 // activates exactly once (store.ActivateOrder). A repeat of a paid order
 // with the same method is nil, so the provider hears success and stops
-// retrying. Activator adapts it to payment.Activator.
+// retrying. A payment the order can no longer take (an upgrade checked
+// again) is a *NotActivatable. Activator adapts it to payment.Activator.
 func (s *Service) Activate(ctx context.Context, p payment.Paid) (OrderView, error) {
 	a := store.Activation{OrderNo: p.OrderNo, Method: p.Method, TradeNo: p.TradeNo, AmountCents: p.AmountCents,
 		CheckAmount: true, Now: s.now().Unix()}
@@ -75,9 +107,14 @@ func (s *Service) TestPay(ctx context.Context, id int64) (OrderView, error) {
 // activationRefusal is the caller's message of an activation refusal.
 func activationRefusal(err error) error {
 	var down OwnerDown
+	var na *NotActivatable
 	switch {
 	case errors.As(err, &down):
 		return refuse(MsgOrderOwnerDown, down.Node)
+	case errors.As(err, &na) && na.Reason == store.UpgradeRepriced:
+		return refuse(MsgUpgradeRepriced, order.CNY(na.PriceCents), order.CNY(na.AmountCents))
+	case errors.As(err, &na):
+		return refuse(MsgUpgradeInactive)
 	case errors.Is(err, payment.ErrUnknownOrder):
 		return refuse(MsgOrderNotFound)
 	case errors.Is(err, payment.ErrNotPending):
@@ -136,6 +173,7 @@ const (
 	outcomeUnknownOrder = "unknown_order"
 	outcomeAmount       = "amount_mismatch"
 	outcomeNotPending   = "not_pending"
+	outcomeUpgrade      = "upgrade_refused"
 )
 
 // OwnerActivateRequest is the body of POST /api/cluster/activate: the
@@ -153,6 +191,9 @@ type OwnerActivateAnswer struct {
 	Outcome   string    `json:"outcome"`
 	Activated bool      `json:"activated"`
 	Order     OrderView `json:"order"`
+	// Reason, PriceCents: an outcome upgrade_refused's (NotActivatable).
+	Reason     string `json:"reason,omitempty"`
+	PriceCents int64  `json:"price_cents,omitempty"`
 }
 
 // ActivateOwned runs, on the order's owner, the activation another node
@@ -162,7 +203,10 @@ func (s *Service) ActivateOwned(ctx context.Context, req OwnerActivateRequest) (
 	o, activated, err := s.Store.ActivateOrder(ctx, store.Activation{OrderID: req.OrderID, Method: req.Method,
 		TradeNo: req.TradeNo, AmountCents: req.AmountCents, CheckAmount: req.CheckAmount, Now: s.now().Unix()})
 	ans := OwnerActivateAnswer{Outcome: outcomeOK, Activated: activated, Order: View(&o)}
+	var up *store.UpgradeRefusal
 	switch {
+	case errors.As(err, &up):
+		ans.Outcome, ans.Reason, ans.PriceCents = outcomeUpgrade, up.Reason, up.PriceCents
 	case errors.Is(err, payment.ErrUnknownOrder):
 		ans.Outcome = outcomeUnknownOrder
 	case errors.Is(err, payment.ErrAmountMismatch):
@@ -175,9 +219,12 @@ func (s *Service) ActivateOwned(ctx context.Context, req OwnerActivateRequest) (
 	return ans, nil
 }
 
-// activateOutcomeError is the error of an owner's outcome; nil for ok.
-func activateOutcomeError(outcome string) error {
-	switch outcome {
+// activateOutcomeError is the error of an owner's answer; nil for ok.
+func activateOutcomeError(ans OwnerActivateAnswer) error {
+	switch ans.Outcome {
+	case outcomeUpgrade:
+		return &NotActivatable{Reason: ans.Reason, PriceCents: ans.PriceCents,
+			AmountCents: int64(math.Round(ans.Order.Amount * 100)), Order: ans.Order}
 	case outcomeOK:
 		return nil
 	case outcomeUnknownOrder:
@@ -193,12 +240,13 @@ func activateOutcomeError(outcome string) error {
 // activateOrder activates order id as a asks, on the order's owner: here
 // when this node owns it (or cluster mode is off), else by forwarding. It
 // answers the order as the owner has it after, and whether this call
-// activated it; refusals are store.ActivateOrder's errors, an unreachable
-// owner is OwnerDown.
+// activated it; refusals are store.ActivateOrder's errors (an upgrade's a
+// *NotActivatable), an unreachable owner is OwnerDown.
 func (s *Service) activateOrder(ctx context.Context, id int64, a store.Activation) (OrderView, bool, error) {
 	if s.Owner.Local(id) {
 		o, activated, err := s.Store.ActivateOrder(ctx, a)
-		return View(&o), activated, err
+		v := View(&o)
+		return v, activated, notActivatable(v, err)
 	}
 	req := OwnerActivateRequest{OrderID: id, Method: a.Method, TradeNo: a.TradeNo, AmountCents: a.AmountCents, CheckAmount: a.CheckAmount}
 	var ans OwnerActivateAnswer
@@ -210,5 +258,5 @@ func (s *Service) activateOrder(ctx context.Context, id int64, a store.Activatio
 	if err != nil {
 		return OrderView{}, false, err
 	}
-	return ans.Order, ans.Activated, activateOutcomeError(ans.Outcome)
+	return ans.Order, ans.Activated, activateOutcomeError(ans)
 }

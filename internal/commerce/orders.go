@@ -21,6 +21,8 @@ const (
 	MsgOrderPlanUnlisted  = "套餐不存在或已下架"
 	MsgOrderAmountTooHigh = "套餐价格超出订单金额上限"
 	MsgOrderAmountDiffer  = "支付金额与订单金额不符"
+	// MsgPendingLimit takes the limit (option MaxPendingOrders).
+	MsgPendingLimit = "待支付订单已达上限 %d 个,请先支付或取消已有的订单"
 	// MsgOrderOwnerDown takes the owner's node id.
 	MsgOrderOwnerDown = "订单所属的集群节点 %d 暂时无法处理该操作,请稍后重试"
 )
@@ -92,16 +94,26 @@ func (s *Service) CreatePlanOrder(ctx context.Context, who Payer, planID int64, 
 		}
 		if len(subs) > 0 {
 			old := subs[0]
+			paid, err := s.Store.PaidForSubscription(ctx, old)
+			if err != nil {
+				return Placed{}, err
+			}
 			o.ReplacesID = old.ID
-			o.AmountCents = s.upgradePrice(ctx, price, old, now.Unix())
+			o.AmountCents = order.UpgradeCents(price, paid, old.EndTime-now.Unix(), old.EndTime-old.StartTime)
 		}
 	}
 	info, _ := json.Marshal(store.PlanInfo{Name: p.Name, Price: p.Price, DurationDays: p.DurationDays})
 	o.PlanInfo = string(info)
-	if err := s.createOrder(ctx, &o, prefix); err != nil {
+	superseded, err := s.createOrder(ctx, &o, prefix)
+	if err != nil {
 		return Placed{}, err
 	}
-	placed := Placed{Order: o}
+	placed := Placed{Order: o, Superseded: superseded}
+	if o.AmountCents == 0 {
+		// Nothing to pay (a free plan, an upgrade to a cheaper one): active
+		// at once, with no payment step.
+		return s.activateFree(ctx, placed)
+	}
 	if payMethod != "" {
 		pay, err := s.StartPay(ctx, who, &placed.Order, payMethod)
 		if err != nil {
@@ -112,19 +124,20 @@ func (s *Service) CreatePlanOrder(ctx context.Context, who Payer, planID int64, 
 	return placed, nil
 }
 
-// upgradePrice is the price of an upgrade replacing old: its plan's
-// current price and duration give the residual value (a plan since deleted
-// is worth nothing).
-func (s *Service) upgradePrice(ctx context.Context, newPrice int64, old store.UserPlan, now int64) int64 {
-	oldPlan, err := s.Store.PlanByID(ctx, old.PlanID)
+// activateFree activates placed's order of amount 0 at once (status 1,
+// pay_method free) through the one activation path.
+func (s *Service) activateFree(ctx context.Context, placed Placed) (Placed, error) {
+	_, _, err := s.activateOrder(ctx, placed.Order.ID, store.Activation{OrderID: placed.Order.ID,
+		Method: payment.MethodFree, Now: s.now().Unix()})
 	if err != nil {
-		return newPrice
+		return placed, activationRefusal(err)
 	}
-	oldPrice, err := order.Cents(oldPlan.Price)
+	o, err := s.Store.OrderByID(ctx, placed.Order.ID)
 	if err != nil {
-		return newPrice
+		return placed, err
 	}
-	return order.UpgradeCents(newPrice, oldPrice, old.EndTime-now, oldPlan.DurationDays)
+	placed.Order = o
+	return placed, nil
 }
 
 // CreateTopupOrder creates a pending top-up order (spec: Top-up order,
@@ -141,7 +154,7 @@ func (s *Service) CreateTopupOrder(ctx context.Context, who Payer, req order.Top
 	info, _ := json.Marshal(store.TopupInfo{Amount: order.CNY(t.AmountCents), BonusQuota: t.BonusQuota, ExchangeRate: t.ExchangeRate})
 	o := store.Order{Type: order.TypeTopup, Source: order.SourceSelf, UserID: who.UserID, PlanInfo: string(info),
 		AmountCents: t.AmountCents, BonusQuota: t.BonusQuota, PayMethod: req.PayMethod}
-	if err := s.createOrder(ctx, &o, order.PrefixTopup); err != nil {
+	if _, err := s.createOrder(ctx, &o, order.PrefixTopup); err != nil {
 		return Placed{}, err
 	}
 	placed := Placed{Order: o}
@@ -153,14 +166,23 @@ func (s *Service) CreateTopupOrder(ctx context.Context, who Payer, req order.Top
 	return placed, nil
 }
 
-// createOrder stores o under a fresh number with prefix; repeated
-// collisions answer the spec's message.
-func (s *Service) createOrder(ctx context.Context, o *store.Order, prefix string) error {
-	err := s.Store.CreateOrder(ctx, o, func() string { return order.NewOrderNo(prefix, s.now()) })
-	if errors.Is(err, store.ErrOrderNoExhausted) {
-		return refuse(order.MsgOrderNoFailed)
+// createOrder stores o under a fresh number with prefix, within the
+// user's pending-order limit, cancelling the pending upgrade it
+// supersedes (answered); repeated collisions answer the spec's message.
+func (s *Service) createOrder(ctx context.Context, o *store.Order, prefix string) ([]store.Order, error) {
+	limit := 0
+	if s.MaxPendingOrders != nil {
+		limit = s.MaxPendingOrders()
 	}
-	return err
+	superseded, err := s.Store.PlaceOrder(ctx, o, func() string { return order.NewOrderNo(prefix, s.now()) },
+		store.OrderRules{MaxPending: limit, Supersede: true})
+	switch {
+	case errors.Is(err, store.ErrOrderNoExhausted):
+		return nil, refuse(order.MsgOrderNoFailed)
+	case errors.Is(err, store.ErrPendingLimit):
+		return nil, refuse(MsgPendingLimit, limit)
+	}
+	return superseded, err
 }
 
 // StartPay produces the pay answer of pending order o with method and

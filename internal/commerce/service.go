@@ -31,7 +31,10 @@ type Service struct {
 	Providers map[string]payment.Provider
 	// Topup reads the current top-up settings.
 	Topup func() order.Settings
-	Log   *slog.Logger
+	// MaxPendingOrders reads the per-user limit of pending orders (option
+	// MaxPendingOrders); nil or 0 is no limit.
+	MaxPendingOrders func() int
+	Log              *slog.Logger
 	// Now is the clock of order times and proration (tests inject one).
 	Now func() time.Time
 }

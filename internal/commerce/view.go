@@ -44,4 +44,8 @@ func View(o *store.Order) OrderView {
 type Placed struct {
 	Order store.Order
 	Pay   *payment.Pay
+	// Superseded are the pending upgrade orders of the same subscription
+	// this one cancelled (status 2): their trades are to be closed at the
+	// provider.
+	Superseded []store.Order
 }
