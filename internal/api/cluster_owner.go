@@ -34,6 +34,7 @@ const (
 	outcomeBalanceLimit = "balance_limit"
 	outcomeUserPending  = "user_pending"
 	outcomeIdemMismatch = "idempotency_mismatch"
+	outcomeForbidden    = "credit_forbidden"
 )
 
 // ownerRedeemRequest is the body of POST /api/cluster/redeem: redeem key
@@ -67,6 +68,8 @@ func redeemOutcome(code store.Redemption, err error) (string, error) {
 		return outcomeInvalid, nil
 	case errors.Is(err, store.ErrBalanceLimit):
 		return outcomeBalanceLimit, nil
+	case errors.Is(err, store.ErrCreditForbidden):
+		return outcomeForbidden, nil
 	case errors.Is(err, store.ErrConflict) && code.Status == redemption.StatusDisabled:
 		return outcomeDisabled, nil
 	case errors.Is(err, store.ErrConflict):
@@ -92,6 +95,8 @@ func outcomeError(outcome string) error {
 		return httpx.Fail(MsgRedeemUserPending)
 	case outcomeIdemMismatch:
 		return httpx.Fail(MsgIdempotencyMismatch)
+	case outcomeForbidden:
+		return httpx.Fail(MsgRedeemCreatorRank)
 	}
 	return errors.New("owner answered an unknown outcome")
 }

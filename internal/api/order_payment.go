@@ -143,7 +143,8 @@ func (s *Server) updateOrder(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return httpx.Fail(MsgPayMethodAdmin)
 	}
-	after, err := s.Commerce.Mark(r.Context(), id, commerce.Marking{Status: req.Status, PayMethod: req.PayMethod, TradeNo: req.PayTradeNo})
+	me := caller(r)
+	after, err := s.Commerce.Mark(r.Context(), commerce.Actor{ID: me.ID, Role: me.Role}, id, commerce.Marking{Status: req.Status, PayMethod: req.PayMethod, TradeNo: req.PayTradeNo})
 	if err != nil {
 		return commerceError(err)
 	}

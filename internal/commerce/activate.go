@@ -10,6 +10,7 @@ import (
 	"github.com/modelgate/modelgate/internal/order"
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/user"
 )
 
 // Messages of activation refusals.
@@ -125,6 +126,35 @@ func activationRefusal(err error) error {
 	return err
 }
 
+// Actor is the admin who marks an order: the admin top-up rule
+// (user.MayCredit) decides whose orders it may mark paid or refunded.
+type Actor struct {
+	ID   int64
+	Role int
+}
+
+// MsgCannotCredit refuses a crediting action on a user the caller may not
+// credit (an admin: itself, another admin, root).
+const MsgCannotCredit = "无权管理同级或更高权限的用户"
+
+// mayCredit checks that actor may credit the user of o.
+func (s *Service) mayCredit(ctx context.Context, actor Actor, o store.Order) error {
+	if actor.Role >= user.RoleRoot {
+		return nil
+	}
+	u, err := s.Store.UserByID(ctx, o.UserID)
+	if errors.Is(err, store.ErrNotFound) {
+		return refuse(MsgCannotCredit) // a user gone: only root acts on its orders
+	}
+	if err != nil {
+		return err
+	}
+	if !user.MayCredit(actor.ID, actor.Role, u.ID, u.Role) {
+		return refuse(MsgCannotCredit)
+	}
+	return nil
+}
+
 // Marking is an admin's PUT /api/order/:id.
 type Marking struct {
 	Status    int
@@ -134,15 +164,22 @@ type Marking struct {
 
 // Mark is the admin marking (spec: PUT /api/order/:id): status 1 activates
 // through store.ActivateOrder (a paid order stays as it is: a repeat
-// credits nothing), status 3 refunds (a status flip only). It answers the
-// order after.
-func (s *Service) Mark(ctx context.Context, id int64, m Marking) (OrderView, error) {
+// credits nothing), status 3 refunds (a status flip only). Either needs
+// the actor to be allowed to credit the order's user. It answers the order
+// after.
+func (s *Service) Mark(ctx context.Context, actor Actor, id int64, m Marking) (OrderView, error) {
+	if m.Status != order.StatusPaid && m.Status != order.StatusRefunded {
+		return OrderView{}, refuse(MsgOrderStatusInvalid)
+	}
+	o, err := s.Order(ctx, id)
+	if err != nil {
+		return OrderView{}, err
+	}
+	if err := s.mayCredit(ctx, actor, o); err != nil {
+		return OrderView{}, err
+	}
 	switch m.Status {
 	case order.StatusPaid:
-		o, err := s.Order(ctx, id)
-		if err != nil {
-			return OrderView{}, err
-		}
 		method := m.PayMethod
 		if method == "" {
 			method = o.PayMethod

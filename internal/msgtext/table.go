@@ -230,6 +230,7 @@ var english = map[string]entry{
 	"升级订单不能激活:被替换的订阅已不再有效":                                 {text: "the upgrade order cannot be activated: the subscription it replaces is no longer active"},
 	"升级订单不能激活:按现在的剩余时间,升级价格为 %.2f 元,高于订单金额 %.2f 元": {text: "the upgrade order cannot be activated: with the time left now the upgrade costs %.2f CNY, more than the order's %.2f CNY"},
 	"套餐价格必须是整分(最多两位小数)":                            {text: "plan price must be whole fen (at most two decimals)"},
+	"不能兑换自己或同级、更高权限的管理员创建的兑换码":                     {text: "you cannot redeem a code created by yourself or by an admin of your role or higher"},
 	"订单不是待支付状态":                                    {text: "the order is not pending"},
 	"mode 只能是 stack 或 price_diff":                  {text: "mode must be stack or price_diff"},
 	"套餐不存在或已下架":                                    {text: "the plan does not exist or is not listed"},

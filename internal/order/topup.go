@@ -148,6 +148,10 @@ type Topup struct {
 // table's order. anyChannel says whether at least one payment channel is
 // enabled.
 func ResolveTopup(req TopupRequest, s Settings, anyChannel bool) (Topup, *Problem) {
+	if req.Amount < 0 || req.PresetAmount < 0 {
+		// Sent, but not an amount one can pay (issue 26, §4).
+		return Topup{}, problem(MsgAmountNotPositive)
+	}
 	if !(req.Amount > 0) && !(req.PresetAmount > 0) {
 		return Topup{}, problem(MsgAmountRequired)
 	}
