@@ -205,3 +205,32 @@ func TestConcurrentIdempotentRedemptions(t *testing.T) {
 		t.Fatalf("99 distinct codes and 20 top-ups credited %d in %d logs", q, topupLogs(t, e, vid))
 	}
 }
+
+// TestTopupSettingsWarnings: the settings answers (GET and the save) list
+// what sells for less than it charges, so scripts see the console's
+// warnings.
+func TestTopupSettingsWarnings(t *testing.T) {
+	e := apptest.New(t)
+	root := e.Root()
+	type view struct {
+		Warnings []string `json:"warnings"`
+	}
+	r := root.OK("PUT", "/api/setting/topup", map[string]any{"enabled": true, "exchange_rate": 1_000_000,
+		"presets": []map[string]any{{"amount": 10, "bonus_quota": 0}, {"amount": 20, "bonus_quota": 19_000_000}, {"amount": 30, "bonus_quota": 30_000_000}}})
+	var saved view
+	r.Decode(t, &saved)
+	want := []string{"第 1 项售价 10.00 元,到账 0 额度", "第 2 项售价 20.00 元,只到账 19.00 元(按兑换比例应到账 20000000 额度)"}
+	got := apptest.OKData[view](root, "GET", "/api/setting/topup", nil)
+	if fmt.Sprint(saved.Warnings) != fmt.Sprint(want) || fmt.Sprint(got.Warnings) != fmt.Sprint(want) {
+		t.Fatalf("warnings: saved %q, read %q; want %q", saved.Warnings, got.Warnings, want)
+	}
+	root.OK("PUT", "/api/setting/topup", map[string]any{"enabled": true, "exchange_rate": 1})
+	if got := apptest.OKData[view](root, "GET", "/api/setting/topup", nil); len(got.Warnings) != 1 || got.Warnings[0] != "兑换比例为 1:每支付 1 元只到账 1 额度(0.000001 元);1 元余额是 1000000 额度" {
+		t.Fatalf("rate 1: %q", got.Warnings)
+	}
+	root.OK("PUT", "/api/setting/topup", map[string]any{"enabled": true, "exchange_rate": 1_000_000,
+		"presets": []map[string]any{{"amount": 10, "bonus_quota": 10_000_000}}})
+	if got := apptest.OKData[view](root, "GET", "/api/setting/topup", nil); len(got.Warnings) != 0 {
+		t.Fatalf("sound settings warn: %q", got.Warnings)
+	}
+}

@@ -65,13 +65,25 @@ func (s *Server) createTopupOrder(w http.ResponseWriter, r *http.Request) error 
 
 // topupSettingsView is the settings answer, with the quota unit so the
 // meaning of exchange_rate is visible (1 CNY = quota_per_unit quota).
+// Warnings list what the settings sell for less than they charge (a
+// preset crediting 0 or less than amount × rate, a rate of 1), so a
+// script sees what the console shows.
 type topupSettingsView struct {
 	order.Settings
-	QuotaPerUnit int64 `json:"quota_per_unit"`
+	QuotaPerUnit int64    `json:"quota_per_unit"`
+	Warnings     []string `json:"warnings"`
+}
+
+func viewTopupSettings(r *http.Request, st order.Settings) topupSettingsView {
+	warnings := []string{}
+	for _, w := range st.Warnings() {
+		warnings = append(warnings, msgtext.Render(httpx.Lang(r), w.Format, w.Args...))
+	}
+	return topupSettingsView{Settings: st, QuotaPerUnit: pricing.QuotaPerUnit, Warnings: warnings}
 }
 
 func (s *Server) getTopupSettings(w http.ResponseWriter, r *http.Request) error {
-	return httpx.OK(w, topupSettingsView{Settings: s.Options.Current().Topup, QuotaPerUnit: pricing.QuotaPerUnit})
+	return httpx.OK(w, viewTopupSettings(r, s.Options.Current().Topup))
 }
 
 type topupSettingsRequest struct {
@@ -120,9 +132,11 @@ func (s *Server) updateTopupSettings(w http.ResponseWriter, r *http.Request) err
 	me := caller(r)
 	s.Logs.Write(store.Log{UserID: me.ID, Username: me.Username, Type: store.LogAdmin,
 		Content: "管理员 " + me.Username + " 修改充值设置"})
+	// The answer's data is the settings as saved, with their warnings.
+	msg := msgtext.Message(httpx.Lang(r), MsgTopupSaved)
 	if st.AllowCustom && st.ExchangeRate < order.LowRate {
 		bonus, _ := order.CustomBonus(100, st.ExchangeRate)
-		return httpx.OKMessage(w, msgtext.Render(httpx.Lang(r), MsgTopupLowRate, st.ExchangeRate, pricing.QuotaPerUnit, bonus, pricing.QuotaPerUnit))
+		msg = msgtext.Render(httpx.Lang(r), MsgTopupLowRate, st.ExchangeRate, pricing.QuotaPerUnit, bonus, pricing.QuotaPerUnit)
 	}
-	return httpx.OKText(w, r, MsgTopupSaved)
+	return httpx.WriteJSON(w, http.StatusOK, httpx.Envelope{Success: true, Message: msg, Data: viewTopupSettings(r, st)})
 }

@@ -1,8 +1,10 @@
 package order
 
 import (
+	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 )
@@ -144,6 +146,30 @@ func TestResolveTopup(t *testing.T) {
 		}
 		if got != c.want || msg != c.msg {
 			t.Errorf("%s: got %+v %q, want %+v %q", c.name, got, msg, c.want, c.msg)
+		}
+	}
+}
+
+func TestSettingsWarnings(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		s    Settings
+		want []string
+	}{
+		{"sound", Settings{ExchangeRate: 1_000_000, Presets: []Preset{{10, 10_000_000}, {20, 25_000_000}}}, nil},
+		{"rate 1", Settings{ExchangeRate: 1}, []string{MsgWarnRateOne}},
+		{"credits 0", Settings{ExchangeRate: 1_000_000, Presets: []Preset{{10, 0}}}, []string{"第 1 项售价 10.00 元,到账 0 额度"}},
+		{"credits less", Settings{ExchangeRate: 1_000_000, Presets: []Preset{{10, 12_000_000}, {10.5, 10_000_000}}},
+			[]string{"第 2 项售价 10.50 元,只到账 10.00 元(按兑换比例应到账 10500000 额度)"}},
+		{"rate 1 and a zero preset", Settings{ExchangeRate: 1, Presets: []Preset{{1, 0}, {1, 1}}},
+			[]string{MsgWarnRateOne, "第 1 项售价 1.00 元,到账 0 额度"}},
+	} {
+		var got []string
+		for _, w := range c.s.Warnings() {
+			got = append(got, fmt.Sprintf(w.Format, w.Args...))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }
