@@ -70,8 +70,12 @@ func TestBrowserRootSettingsOptionsAndTopUsers(t *testing.T) {
 	p.click("#preset-add")
 	p.fill(`#topup-settings [data-preset="0"] input[name="amount"]`, "25")
 	p.fill(`#topup-settings [data-preset="0"] input[name="bonus_quota"]`, "500000")
+	// ¥25 that credits ¥0.50: shown beside the price, and warned.
+	p.waitText(`#topup-settings [data-credit="0"]`, "credits ¥0.50 for ¥25.00")
+	p.waitText("#topup-warnings", "Preset 1 sells for ¥25.00 but credits only ¥0.50.")
 	p.click(`#topup-settings button[type="submit"]`)
-	p.waitText("#topup-settings [role=status]", "已保存")
+	// The save went through, but warns: not a plain success.
+	p.waitText("#topup-settings .alert.warn[role=status]", "已保存")
 	var topup struct {
 		Enabled      bool  `json:"enabled"`
 		ExchangeRate int64 `json:"exchange_rate"`
@@ -83,6 +87,18 @@ func TestBrowserRootSettingsOptionsAndTopUsers(t *testing.T) {
 	e.Root().OK("GET", "/api/setting/topup", nil).Decode(t, &topup)
 	if !topup.Enabled || topup.ExchangeRate != 1000000 || len(topup.Presets) != 1 || topup.Presets[0].Amount != 25 || topup.Presets[0].BonusQuota != 500000 {
 		t.Errorf("top-up settings on the server = %+v", topup)
+	}
+	// One click credits the price: 25 × 1000000; the warning goes.
+	p.click(`#topup-settings [data-preset="0"] .preset-fill`)
+	p.waitText(`#topup-settings [data-credit="0"]`, "credits ¥25.00 for ¥25.00")
+	if _, err := chromedp.Run(p.ctx, chromedp.Poll[bool](`document.querySelector('#topup-settings [data-preset="0"] input[name="bonus_quota"]').value === '25000000' && document.querySelector('#topup-warnings').hidden`)); err != nil {
+		t.Fatalf("credit the price did not fill 25000000 and clear the warning: %v", err)
+	}
+	p.click(`#topup-settings button[type="submit"]`)
+	p.waitText("#topup-settings .alert.ok[role=status]", "已保存")
+	e.Root().OK("GET", "/api/setting/topup", nil).Decode(t, &topup)
+	if len(topup.Presets) != 1 || topup.Presets[0].BonusQuota != 25000000 {
+		t.Errorf("top-up settings on the server after credit the price = %+v", topup)
 	}
 
 	// A PEM file fills Alipay's private key; saving masks it.

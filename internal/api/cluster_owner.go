@@ -1,16 +1,14 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
+	"github.com/modelgate/modelgate/internal/commerce"
 	"github.com/modelgate/modelgate/internal/httpx"
-	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/redemption"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -20,7 +18,7 @@ import (
 const (
 	// MsgRedeemOwnerDown and MsgOrderOwnerDown take the owner's node id.
 	MsgRedeemOwnerDown   = "兑换码所属的集群节点 %d 暂时无法处理兑换,请稍后重试"
-	MsgOrderOwnerDown    = "订单所属的集群节点 %d 暂时无法处理该操作,请稍后重试"
+	MsgOrderOwnerDown    = commerce.MsgOrderOwnerDown
 	MsgRedeemUserPending = "您的账户尚未同步到兑换码所属的集群节点,请稍后重试"
 	MsgNotOwner          = "该兑换码或订单不属于本节点"
 	MsgOwnerRequest      = "转发的请求无效"
@@ -36,9 +34,7 @@ const (
 	outcomeBalanceLimit = "balance_limit"
 	outcomeUserPending  = "user_pending"
 	outcomeIdemMismatch = "idempotency_mismatch"
-	outcomeUnknownOrder = "unknown_order"
-	outcomeAmount       = "amount_mismatch"
-	outcomeNotPending   = "not_pending"
+	outcomeForbidden    = "credit_forbidden"
 )
 
 // ownerRedeemRequest is the body of POST /api/cluster/redeem: redeem key
@@ -57,22 +53,6 @@ type ownerRedeemAnswer struct {
 	Replayed bool   `json:"replayed"`
 }
 
-// ownerActivateRequest is the body of POST /api/cluster/activate: the
-// activation of order order_id as the forwarding node's route asked it.
-type ownerActivateRequest struct {
-	OrderID     int64  `json:"order_id"`
-	Method      string `json:"method"`
-	TradeNo     string `json:"trade_no"`
-	AmountCents int64  `json:"amount_cents"`
-	CheckAmount bool   `json:"check_amount"`
-}
-
-type ownerActivateAnswer struct {
-	Outcome   string    `json:"outcome"`
-	Activated bool      `json:"activated"`
-	Order     orderView `json:"order"`
-}
-
 // redemptionRefusal is a redemption the store refused, as an outcome.
 type redemptionRefusal string
 
@@ -88,6 +68,8 @@ func redeemOutcome(code store.Redemption, err error) (string, error) {
 		return outcomeInvalid, nil
 	case errors.Is(err, store.ErrBalanceLimit):
 		return outcomeBalanceLimit, nil
+	case errors.Is(err, store.ErrCreditForbidden):
+		return outcomeForbidden, nil
 	case errors.Is(err, store.ErrConflict) && code.Status == redemption.StatusDisabled:
 		return outcomeDisabled, nil
 	case errors.Is(err, store.ErrConflict):
@@ -113,12 +95,8 @@ func outcomeError(outcome string) error {
 		return httpx.Fail(MsgRedeemUserPending)
 	case outcomeIdemMismatch:
 		return httpx.Fail(MsgIdempotencyMismatch)
-	case outcomeUnknownOrder:
-		return payment.ErrUnknownOrder
-	case outcomeAmount:
-		return payment.ErrAmountMismatch
-	case outcomeNotPending:
-		return payment.ErrNotPending
+	case outcomeForbidden:
+		return httpx.Fail(MsgRedeemCreatorRank)
 	}
 	return errors.New("owner answered an unknown outcome")
 }
@@ -217,39 +195,11 @@ func (s *Server) forwardRedeem(w http.ResponseWriter, r *http.Request, id int64,
 	return httpx.OK(w, ans.Quota)
 }
 
-// ownerDown is an activation whose owner could not be reached.
-type ownerDown struct{ node int }
-
-func (e ownerDown) Error() string { return "owner node unavailable" }
-
-// activateOrder activates order id as a asks, on the order's owner: here
-// when this node owns it (or cluster mode is off), else by forwarding. It
-// answers the order as the owner has it after, and whether this call
-// activated it; refusals are store.ActivateOrder's errors, an unreachable
-// owner is ownerDown.
-func (s *Server) activateOrder(ctx context.Context, id int64, a store.Activation) (orderView, bool, error) {
-	if s.Cluster.Owner.Local(id) {
-		o, activated, err := s.Store.ActivateOrder(ctx, a)
-		return viewOrder(&o), activated, err
-	}
-	req := ownerActivateRequest{OrderID: id, Method: a.Method, TradeNo: a.TradeNo, AmountCents: a.AmountCents, CheckAmount: a.CheckAmount}
-	var ans ownerActivateAnswer
-	err := s.Cluster.Owner.Forward(ctx, id, owner.ActivatePath, req, &ans)
-	if errors.Is(err, owner.ErrUnavailable) {
-		s.Log.Warn("order activation not forwarded: owner unavailable", "order_id", id, "err", err)
-		return orderView{}, false, ownerDown{node: cluster.Owner(id)}
-	}
-	if err != nil {
-		return orderView{}, false, err
-	}
-	return ans.Order, ans.Activated, outcomeError(ans.Outcome)
-}
-
 // clusterActivate answers POST /api/cluster/activate on the order's owner:
-// store.ActivateOrder as the forwarding node's route asked it. Refusals
-// are outcomes; success false means the call itself was refused.
+// commerce.Service.ActivateOwned as the forwarding node's route asked it.
+// Refusals are outcomes; success false means the call itself was refused.
 func (s *Server) clusterActivate(w http.ResponseWriter, r *http.Request) error {
-	var req ownerActivateRequest
+	var req commerce.OwnerActivateRequest
 	if err := httpx.DecodeLimit(w, r, &req, owner.MaxBodyBytes); err != nil {
 		return err
 	}
@@ -259,17 +209,8 @@ func (s *Server) clusterActivate(w http.ResponseWriter, r *http.Request) error {
 	if !s.Cluster.Owner.Local(req.OrderID) {
 		return httpx.Fail(MsgNotOwner)
 	}
-	o, activated, err := s.Store.ActivateOrder(r.Context(), store.Activation{OrderID: req.OrderID, Method: req.Method,
-		TradeNo: req.TradeNo, AmountCents: req.AmountCents, CheckAmount: req.CheckAmount, Now: time.Now().Unix()})
-	ans := ownerActivateAnswer{Outcome: outcomeOK, Activated: activated, Order: viewOrder(&o)}
-	switch {
-	case errors.Is(err, payment.ErrUnknownOrder):
-		ans.Outcome = outcomeUnknownOrder
-	case errors.Is(err, payment.ErrAmountMismatch):
-		ans.Outcome = outcomeAmount
-	case errors.Is(err, payment.ErrNotPending):
-		ans.Outcome = outcomeNotPending
-	case err != nil:
+	ans, err := s.Commerce.ActivateOwned(r.Context(), req)
+	if err != nil {
 		return err
 	}
 	return httpx.OK(w, ans)

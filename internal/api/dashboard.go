@@ -63,6 +63,27 @@ type overviewRevenue struct {
 	Refund       float64 `json:"refund"`
 }
 
+// overviewReconciliation compares the money received and what it bought
+// with the paid orders (docs/api.md, Admin dashboard): equal figures and
+// no differences when every payment is an order that says so.
+type overviewReconciliation struct {
+	Received        float64                    `json:"received"`
+	PaidOrders      float64                    `json:"paid_orders"`
+	ReceivedQuota   int64                      `json:"received_quota"`
+	PaidOrdersQuota int64                      `json:"paid_orders_quota"`
+	Balanced        bool                       `json:"balanced"`
+	Differences     []reconciliationDifference `json:"differences"`
+}
+
+type reconciliationDifference struct {
+	OrderID     int64   `json:"order_id"`
+	OrderNo     string  `json:"order_no"`
+	Received    float64 `json:"received"`
+	OrderAmount float64 `json:"order_amount"`
+	// OrderStatus is -1 for an order deleted since.
+	OrderStatus int `json:"order_status"`
+}
+
 type overviewView struct {
 	Users         overviewUsers         `json:"users"`
 	Tokens        totalEnabled          `json:"tokens"`
@@ -72,8 +93,10 @@ type overviewView struct {
 	Subscriptions overviewSubscriptions `json:"subscriptions"`
 	Quota         overviewQuota         `json:"quota"`
 	Revenue       overviewRevenue       `json:"revenue"`
-	Range         string                `json:"range"`
-	GeneratedAt   int64                 `json:"generated_at"`
+	// Reconciliation is over all time, whatever the range.
+	Reconciliation overviewReconciliation `json:"reconciliation"`
+	Range          string                 `json:"range"`
+	GeneratedAt    int64                  `json:"generated_at"`
 }
 
 // dashboardOverview answers the counts, the consumed quota of today, the
@@ -104,6 +127,15 @@ func (s *Server) dashboardOverview(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
+	rec, err := s.Store.Reconcile(ctx)
+	if err != nil {
+		return err
+	}
+	diffs := make([]reconciliationDifference, len(rec.Differences))
+	for i, d := range rec.Differences {
+		diffs[i] = reconciliationDifference{OrderID: d.OrderID, OrderNo: d.OrderNo, Received: dashboard.Yuan(d.ReceivedCents),
+			OrderAmount: dashboard.Yuan(d.OrderCents), OrderStatus: d.OrderStatus}
+	}
 	return httpx.OK(w, overviewView{
 		Users: overviewUsers{Total: c.UsersTotal, Enabled: c.UsersEnabled, Disabled: c.UsersDisabled,
 			Deleted: c.UsersDeleted, NewToday: c.UsersNewToday, New7d: c.UsersNew7d, New30d: c.UsersNew30d,
@@ -116,6 +148,9 @@ func (s *Server) dashboardOverview(w http.ResponseWriter, r *http.Request) error
 		Quota:         overviewQuota{Today: q.Today, Week: q.Week, Month: q.Month, Total: q.Total},
 		Revenue: overviewRevenue{Total: dashboard.Yuan(rev.Topup + rev.Subscription), Topup: dashboard.Yuan(rev.Topup),
 			Subscription: dashboard.Yuan(rev.Subscription), Refund: dashboard.Yuan(rev.Refund)},
+		Reconciliation: overviewReconciliation{Received: dashboard.Yuan(rec.ReceivedCents), PaidOrders: dashboard.Yuan(rec.PaidOrdersCents),
+			ReceivedQuota: rec.ReceivedQuota, PaidOrdersQuota: rec.PaidOrdersQuota, Differences: diffs,
+			Balanced: len(diffs) == 0 && rec.ReceivedCents == rec.PaidOrdersCents && rec.ReceivedQuota == rec.PaidOrdersQuota},
 		Range:       rng,
 		GeneratedAt: now,
 	})

@@ -185,6 +185,16 @@ func TestAdminDashboard(t *testing.T) {
 		}
 		e.ExecSQL(fmt.Sprintf("INSERT INTO orders (id, type, order_no, user_id, amount_cents, status, pay_time) "+
 			"VALUES (%d, %d, 'TP%014d', %d, %d, %d, %d)", 900001+i, o.typ, i, ids[0], o.fen, o.status, pay))
+		// The money received, as the activation records it (a refunded
+		// order never paid received nothing).
+		if (o.status == 1 || o.status == 3) && pay > 0 {
+			refunded := int64(0)
+			if o.status == 3 {
+				refunded = pay + 1
+			}
+			e.ExecSQL(fmt.Sprintf("INSERT INTO received_payments (order_id, order_no, user_id, order_type, amount_cents, pay_method, pay_time, refund_time) "+
+				"VALUES (%d, 'TP%014d', %d, %d, %d, 'bank', %d, %d)", 900001+i, i, ids[0], o.typ, o.fen, pay, refunded))
+		}
 	}
 
 	// Overview, for every range.
@@ -235,7 +245,7 @@ func TestAdminDashboard(t *testing.T) {
 				continue
 			}
 			switch {
-			case o.status == 3:
+			case o.status == 3 && pay > 0:
 				refund += o.fen
 			case o.status == 1 && o.typ == 2:
 				topup += o.fen

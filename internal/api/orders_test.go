@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/user"
@@ -28,6 +29,8 @@ func getOrder(t *testing.T, c *apptest.Client, id int64) orderInfo {
 
 func TestPlanOrdersAndUpgrade(t *testing.T) {
 	e := apptest.New(t)
+	clock := apptest.NewClock(time.Now())
+	e.App.SetClock(clock.Now)
 	root := e.Root()
 	basic := createPlan(t, root, planBody("basic", "price", 30, "duration_days", 30))
 	pro := createPlan(t, root, planBody("pro", "price", 100, "duration_days", 30))
@@ -56,10 +59,10 @@ func TestPlanOrdersAndUpgrade(t *testing.T) {
 	if len(subs) != 1 || subs[0].OrderID != st.ID || subs[0].PlanID != basic.ID || subs[0].EndTime-subs[0].StartTime != 30*86400 {
 		t.Fatalf("after stack activation: %+v", subs)
 	}
-	// Make the subscription half used: 15 of 30 days left.
+	// Half of the subscription used: 15 of 30 days left.
 	old := subs[0]
-	root.OK("PUT", "/api/subscription/", map[string]any{"id": old.ID, "end_time": old.StartTime + 15*86400})
-	// Upgrade: 100 − 30 × 15/30 = 85.00.
+	clock.Advance(15 * 24 * time.Hour)
+	// Upgrade: 100 − 30 paid × 15/30 = 85.00.
 	up := planOrder(t, u, map[string]any{"plan_id": pro.ID, "mode": "price_diff"})
 	if up.Amount != 85 || up.ReplacesID != old.ID || !strings.HasPrefix(up.OrderNo, "UP") {
 		t.Fatalf("upgrade: %+v", up)

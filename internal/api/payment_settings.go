@@ -39,7 +39,7 @@ type paymentChannelView struct {
 func (s *Server) getPaymentSettings(w http.ResponseWriter, r *http.Request) error {
 	views := make([]paymentChannelView, 0, len(payment.Channels))
 	for _, m := range payment.Channels {
-		c, err := s.channelSetting(r.Context(), m)
+		c, err := s.Commerce.ChannelSetting(r.Context(), m)
 		if err != nil {
 			return err
 		}
@@ -52,7 +52,7 @@ func (s *Server) getPaymentSettings(w http.ResponseWriter, r *http.Request) erro
 func (s *Server) paymentStatus(w http.ResponseWriter, r *http.Request) error {
 	enabled := []string{}
 	for _, m := range payment.Channels {
-		c, err := s.channelSetting(r.Context(), m)
+		c, err := s.Commerce.ChannelSetting(r.Context(), m)
 		if err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (s *Server) updatePaymentSetting(w http.ResponseWriter, r *http.Request) er
 	if !payment.IsChannel(method) {
 		return httpx.Fail(order.MsgPayMethodUnknown)
 	}
-	old, err := s.channelSetting(r.Context(), method)
+	old, err := s.Commerce.ChannelSetting(r.Context(), method)
 	if err != nil {
 		return err
 	}

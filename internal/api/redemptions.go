@@ -12,6 +12,10 @@ import (
 )
 
 // Messages of the redemption endpoints.
+// MsgRedeemCreatorRank refuses a code its creator (an admin) could not
+// have credited to the redeemer: its own, or another admin's.
+const MsgRedeemCreatorRank = "不能兑换自己或同级、更高权限的管理员创建的兑换码"
+
 const (
 	MsgRedemptionNotFound   = "兑换码不存在"
 	MsgRedemptionUsedStatus = "该兑换码已被使用,不能修改状态"

@@ -15,10 +15,12 @@ import (
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/replica"
+	"github.com/modelgate/modelgate/internal/commerce"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/option"
+	"github.com/modelgate/modelgate/internal/order"
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/store"
@@ -70,6 +72,9 @@ type Deps struct {
 	// PaymentCallback counts each payment notification: accepted, or
 	// rejected for a short reason (metrics); nil counts none.
 	PaymentCallback func(method string, accepted bool, reason string)
+	// Now is the clock of orders, upgrade pricing and activation (tests
+	// move it); nil is time.Now.
+	Now func() time.Time
 	// ConfigVersion reports the config version this node applied and how
 	// changes reach it (GET /api/status); nil reports 0 and "poll".
 	ConfigVersion func() (version int64, via string)
@@ -88,6 +93,9 @@ type ChannelTester interface {
 // Server holds the handlers of /api.
 type Server struct {
 	Deps
+	// Commerce runs the order and payment use-cases the order, top-up,
+	// notification and owner routes call.
+	Commerce *commerce.Service
 }
 
 // New returns the /api server.
@@ -99,7 +107,10 @@ func New(d Deps) *Server {
 		d.Balances = owner.NewBalances(d.Store, d.Cluster.Owner)
 	}
 	auth.DummyHash(d.PasswordCost) // made now, not on the first unknown-user login
-	return &Server{Deps: d}
+	c := &commerce.Service{Store: d.Store, Owner: d.Cluster.Owner, Providers: d.Providers, Log: d.Log,
+		Topup:            func() order.Settings { return d.Options.Current().Topup },
+		MaxPendingOrders: func() int { return d.Options.Current().MaxPendingOrders }, Now: d.Now}
+	return &Server{Deps: d, Commerce: c}
 }
 
 // hashPassword hashes a new password at the configured cost.

@@ -153,6 +153,10 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) erro
 	if req.PlanID <= 0 {
 		return httpx.Fail(MsgPlanNotFound)
 	}
+	// A subscription is a credit: the admin top-up rule applies.
+	if _, err := s.topupTarget(r, req.UserID); err != nil {
+		return err
+	}
 	row := store.UserPlan{UserID: req.UserID, PlanID: req.PlanID, BillingType: req.BillingType, Notes: req.Notes}
 	err := s.Store.CreateUserPlan(r.Context(), &row, days, time.Now().Unix())
 	switch {

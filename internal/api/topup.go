@@ -48,61 +48,42 @@ func (s *Server) requireLogin(next httpx.HandlerFunc) httpx.HandlerFunc {
 }
 
 // createTopupOrder creates a pending top-up order (spec: Top-up order,
-// rules 1–4) and starts its payment.
+// rules 1–4) and starts its payment: commerce.Service.CreateTopupOrder.
 func (s *Server) createTopupOrder(w http.ResponseWriter, r *http.Request) error {
 	var req order.TopupRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err
 	}
-	anyChannel, err := s.anyChannelEnabled(r)
+	placed, err := s.Commerce.CreateTopupOrder(r.Context(), payer(r), req)
 	if err != nil {
-		return err
+		return commerceError(err)
 	}
-	settings := s.Options.Current().Topup
-	t, p := order.ResolveTopup(req, settings, anyChannel)
-	if p != nil {
-		if len(p.Args) > 0 {
-			return httpx.Failf(p.Format, p.Args...)
-		}
-		return httpx.Fail(p.Format)
-	}
-	info, _ := json.Marshal(store.TopupInfo{Amount: order.CNY(t.AmountCents), BonusQuota: t.BonusQuota, ExchangeRate: t.ExchangeRate})
-	o := store.Order{Type: order.TypeTopup, Source: order.SourceSelf, UserID: caller(r).ID, PlanInfo: string(info),
-		AmountCents: t.AmountCents, BonusQuota: t.BonusQuota, PayMethod: req.PayMethod}
-	if err := s.createOrder(r, &o, order.PrefixTopup); err != nil {
-		return err
-	}
-	pay, err := s.startPay(r, &o, req.PayMethod)
-	if err != nil {
-		return err
-	}
+	o := placed.Order
 	return httpx.WriteJSON(w, http.StatusOK, topupResponse{Success: true, Order: viewOrder(&o),
-		Amount: order.CNY(o.AmountCents), BonusQuota: o.BonusQuota, Pay: pay})
-}
-
-// anyChannelEnabled reports whether at least one payment channel is on.
-func (s *Server) anyChannelEnabled(r *http.Request) (bool, error) {
-	for _, m := range payment.Channels {
-		c, err := s.channelSetting(r.Context(), m)
-		if err != nil {
-			return false, err
-		}
-		if c.Enabled {
-			return true, nil
-		}
-	}
-	return false, nil
+		Amount: order.CNY(o.AmountCents), BonusQuota: o.BonusQuota, Pay: *placed.Pay})
 }
 
 // topupSettingsView is the settings answer, with the quota unit so the
 // meaning of exchange_rate is visible (1 CNY = quota_per_unit quota).
+// Warnings list what the settings sell for less than they charge (a
+// preset crediting 0 or less than amount × rate, a rate of 1), so a
+// script sees what the console shows.
 type topupSettingsView struct {
 	order.Settings
-	QuotaPerUnit int64 `json:"quota_per_unit"`
+	QuotaPerUnit int64    `json:"quota_per_unit"`
+	Warnings     []string `json:"warnings"`
+}
+
+func viewTopupSettings(r *http.Request, st order.Settings) topupSettingsView {
+	warnings := []string{}
+	for _, w := range st.Warnings() {
+		warnings = append(warnings, msgtext.Render(httpx.Lang(r), w.Format, w.Args...))
+	}
+	return topupSettingsView{Settings: st, QuotaPerUnit: pricing.QuotaPerUnit, Warnings: warnings}
 }
 
 func (s *Server) getTopupSettings(w http.ResponseWriter, r *http.Request) error {
-	return httpx.OK(w, topupSettingsView{Settings: s.Options.Current().Topup, QuotaPerUnit: pricing.QuotaPerUnit})
+	return httpx.OK(w, viewTopupSettings(r, s.Options.Current().Topup))
 }
 
 type topupSettingsRequest struct {
@@ -151,9 +132,11 @@ func (s *Server) updateTopupSettings(w http.ResponseWriter, r *http.Request) err
 	me := caller(r)
 	s.Logs.Write(store.Log{UserID: me.ID, Username: me.Username, Type: store.LogAdmin,
 		Content: "管理员 " + me.Username + " 修改充值设置"})
+	// The answer's data is the settings as saved, with their warnings.
+	msg := msgtext.Message(httpx.Lang(r), MsgTopupSaved)
 	if st.AllowCustom && st.ExchangeRate < order.LowRate {
 		bonus, _ := order.CustomBonus(100, st.ExchangeRate)
-		return httpx.OKMessage(w, msgtext.Render(httpx.Lang(r), MsgTopupLowRate, st.ExchangeRate, pricing.QuotaPerUnit, bonus, pricing.QuotaPerUnit))
+		msg = msgtext.Render(httpx.Lang(r), MsgTopupLowRate, st.ExchangeRate, pricing.QuotaPerUnit, bonus, pricing.QuotaPerUnit)
 	}
-	return httpx.OKText(w, r, MsgTopupSaved)
+	return httpx.WriteJSON(w, http.StatusOK, httpx.Envelope{Success: true, Message: msg, Data: viewTopupSettings(r, st)})
 }

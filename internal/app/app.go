@@ -223,6 +223,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		RateLimits:      a.limits,
 		PaymentCallback: a.countPaymentCallback,
 		ConfigVersion:   a.ConfigVersion,
+		Now:             a.Now,
 	})
 	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()

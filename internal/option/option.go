@@ -85,6 +85,10 @@ const (
 	// answer; false (the default) enforces the limits on each node alone
 	// meanwhile.
 	RateLimitFailClosed = "RateLimitFailClosed"
+	// MaxPendingOrders is how many pending orders (top-up and plan
+	// together) a user may have; one more is refused before any provider
+	// call (issue 26, §2).
+	MaxPendingOrders = "MaxPendingOrders"
 
 	// The top-up settings (spec: Top-up settings, category topup). They
 	// are saved together through PUT /api/setting/topup (SetMany).
@@ -122,6 +126,8 @@ type Snapshot struct {
 	// GroupRateLimits holds only the groups that set a limit.
 	GroupRateLimits     map[string]ratelimit.Limits
 	RateLimitFailClosed bool
+	// MaxPendingOrders is the per-user limit of pending orders.
+	MaxPendingOrders int
 	// Topup is the top-up settings (spec defaults: off, no custom amount,
 	// rate 1, no presets).
 	Topup order.Settings
@@ -178,6 +184,11 @@ var definitions = map[string]definition{
 	ErrorLogRetentionDays: {"7", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 0, 3650)
 		s.ErrorLogRetention = time.Duration(n) * 24 * time.Hour
+		return err
+	}},
+	MaxPendingOrders: {"5", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 1, 1000)
+		s.MaxPendingOrders = int(n)
 		return err
 	}},
 	LogRetentionDays: {"0", func(s *Snapshot, v string) error {

@@ -89,22 +89,41 @@ func Cents(cny float64) (int64, error) {
 // CNY is fen as CNY for the API answer.
 func CNY(cents int64) float64 { return float64(cents) / 100 }
 
-// UpgradeCents is the price of an upgrade in fen (spec: POST /api/order/plan,
-// price_diff): the new plan's price minus the residual value of the
-// subscription it replaces, old_price × remaining_seconds / (duration_days ×
-// 86400), never below 0. remaining is clamped to [0, duration]. The residual
-// is computed in exact integer fen-seconds and rounded once to the fen.
-func UpgradeCents(newPriceCents, oldPriceCents, remainingSeconds int64, oldDurationDays int) int64 {
-	if oldDurationDays <= 0 || oldPriceCents <= 0 || remainingSeconds <= 0 {
+// UpgradeCents is the price of an upgrade in fen (spec: POST
+// /api/order/plan, price_diff; issue 26): the new plan's price minus the
+// unused share of what was actually paid for the subscription it replaces,
+// paid × remaining_seconds / length_seconds, where length is that
+// subscription's end_time − start_time; never below 0. remaining is
+// clamped to [0, length]. The residual is computed in exact integer
+// fen-seconds and rounded once, half up, to the fen.
+func UpgradeCents(newPriceCents, paidCents, remainingSeconds, lengthSeconds int64) int64 {
+	if lengthSeconds <= 0 || paidCents <= 0 || remainingSeconds <= 0 {
 		return max(newPriceCents, 0)
 	}
-	total := int64(oldDurationDays) * 86400
-	remainingSeconds = min(remainingSeconds, total)
-	// big.Int: price × seconds may exceed int64 for long plans.
-	num := new(big.Int).Mul(big.NewInt(oldPriceCents), big.NewInt(remainingSeconds))
-	den := big.NewInt(total)
+	remainingSeconds = min(remainingSeconds, lengthSeconds)
+	// big.Int: paid × seconds may exceed int64 for long plans.
+	num := new(big.Int).Mul(big.NewInt(paidCents), big.NewInt(remainingSeconds))
+	den := big.NewInt(lengthSeconds)
 	// Round half up: (2·num + den) / (2·den).
 	num.Mul(num, big.NewInt(2)).Add(num, den)
 	residual := num.Quo(num, den.Mul(den, big.NewInt(2))).Int64()
 	return max(newPriceCents-residual, 0)
+}
+
+// UpgradeToleranceCents is how much the price of an upgrade computed at
+// activation may exceed the order's amount and still activate (0.01 CNY:
+// the order was priced a moment earlier, and rounding differs by a fen).
+const UpgradeToleranceCents = 1
+
+// UpgradeStillCovered reports whether an upgrade order of amountCents
+// still pays for the upgrade priced priceCents now.
+func UpgradeStillCovered(priceCents, amountCents int64) bool {
+	return priceCents <= amountCents+UpgradeToleranceCents
+}
+
+// WholeFen reports whether cny is a whole number of fen (a plan price
+// must be: an order is charged in fen, so 0.005 CNY could not be sold).
+func WholeFen(cny float64) bool {
+	c, err := Cents(cny)
+	return err == nil && math.Abs(float64(c)/100-cny) < 1e-9
 }

@@ -148,6 +148,10 @@ type Topup struct {
 // table's order. anyChannel says whether at least one payment channel is
 // enabled.
 func ResolveTopup(req TopupRequest, s Settings, anyChannel bool) (Topup, *Problem) {
+	if req.Amount < 0 || req.PresetAmount < 0 {
+		// Sent, but not an amount one can pay (issue 26, §4).
+		return Topup{}, problem(MsgAmountNotPositive)
+	}
 	if !(req.Amount > 0) && !(req.PresetAmount > 0) {
 		return Topup{}, problem(MsgAmountRequired)
 	}
@@ -202,4 +206,38 @@ func CustomBonus(cents, rate int64) (int64, bool) {
 		return 0, false
 	}
 	return v.Int64(), true
+}
+
+// Warnings of top-up settings that save but sell less than they charge
+// (issue 26, §5). Preset numbers count from 1.
+const (
+	MsgWarnPresetZero  = "第 %d 项售价 %.2f 元,到账 0 额度"
+	MsgWarnPresetBelow = "第 %d 项售价 %.2f 元,只到账 %.2f 元(按兑换比例应到账 %d 额度)"
+	MsgWarnRateOne     = "兑换比例为 1:每支付 1 元只到账 1 额度(0.000001 元);1 元余额是 1000000 额度"
+)
+
+// Warnings lists what in s sells less than it charges: a preset that
+// credits 0, a preset that credits less than its price at the exchange
+// rate (amount × rate), and a rate of 1. Each is a format and its
+// arguments, for the answer's warnings.
+func (s Settings) Warnings() []Problem {
+	var out []Problem
+	if s.ExchangeRate == 1 {
+		out = append(out, Problem{Format: MsgWarnRateOne})
+	}
+	for i, p := range s.Presets {
+		cents, err := Cents(p.Amount)
+		if err != nil {
+			continue // refused by Validate
+		}
+		due, ok := CustomBonus(cents, s.ExchangeRate)
+		switch {
+		case p.BonusQuota == 0:
+			out = append(out, Problem{Format: MsgWarnPresetZero, Args: []any{i + 1, CNY(cents)}})
+		case ok && p.BonusQuota < due:
+			out = append(out, Problem{Format: MsgWarnPresetBelow,
+				Args: []any{i + 1, CNY(cents), float64(p.BonusQuota) / pricing.QuotaPerUnit, due}})
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelgate/modelgate/internal/order"
 	"github.com/modelgate/modelgate/internal/planlimit"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/textfield"
@@ -35,6 +36,7 @@ const (
 const (
 	MsgNameLength      = "套餐名称长度必须在 1 到 64 个字符之间"
 	MsgPriceInvalid    = "套餐价格必须是 0 到 1000000 之间的有限数"
+	MsgPriceNotFen     = "套餐价格必须是整分(最多两位小数)"
 	MsgTokensRange     = "套餐 tokens 必须在 0 到 1000000000000000 之间"
 	MsgDurationRange   = "套餐有效天数必须在 1 到 3650 之间"
 	MsgStatusInvalid   = "套餐状态只能是 1(上架)或 0(下架)"
@@ -122,6 +124,9 @@ func (p *Plan) Validate() *Problem {
 func priceProblem(v float64) string {
 	if !(v >= 0 && v <= pricing.MaxPrice) { // also refuses NaN
 		return MsgPriceInvalid
+	}
+	if !order.WholeFen(v) { // an order is charged in whole fen
+		return MsgPriceNotFen
 	}
 	return ""
 }

@@ -103,7 +103,7 @@ func (s *Store) ActiveUsers(ctx context.Context, since int64) (int64, error) {
 	return n, wrap("count active users", err)
 }
 
-// Revenue is money of orders in fen.
+// Revenue is money received for orders, in fen.
 type Revenue struct {
 	Topup, Subscription, Refund int64
 }
@@ -113,31 +113,100 @@ const (
 	orderTypePlan  = 1
 	orderTypeTopup = 2
 	orderPaid      = 1
-	orderRefunded  = 3
 )
 
-// OrderRevenue sums the orders whose pay_time is at or after since: paid
-// orders (status 1) by type, and refunded ones (status 3).
+// OrderRevenue sums the money received (received_payments, which
+// outlive the orders) whose pay_time is at or after since: kept payments
+// by order type, and refunded ones. An order marked paid with pay_method
+// free, or of amount 0, received nothing and is not there.
 func (s *Store) OrderRevenue(ctx context.Context, since int64) (Revenue, error) {
 	var rows []struct {
-		Type, Status int
-		Fen          int64
+		OrderType int
+		Refunded  bool
+		Fen       int64
 	}
-	err := s.read(ctx).Raw("SELECT type, status, COALESCE(SUM(amount_cents), 0) AS fen FROM orders "+
-		"WHERE status IN (?, ?) AND pay_time >= ? GROUP BY type, status", orderPaid, orderRefunded, since).
+	err := s.read(ctx).Raw("SELECT order_type, refund_time <> 0 AS refunded, COALESCE(SUM(amount_cents), 0) AS fen "+
+		"FROM received_payments WHERE pay_time >= ? GROUP BY order_type, refund_time <> 0", since).
 		Scan(&rows).Error
 	var r Revenue
 	for _, row := range rows {
 		switch {
-		case row.Status == orderRefunded:
+		case row.Refunded:
 			r.Refund += row.Fen
-		case row.Type == orderTypeTopup:
+		case row.OrderType == orderTypeTopup:
 			r.Topup += row.Fen
-		case row.Type == orderTypePlan:
+		case row.OrderType == orderTypePlan:
 			r.Subscription += row.Fen
 		}
 	}
 	return r, wrap("sum revenue", err)
+}
+
+// Reconciliation compares, over all time, the money received and what it
+// bought (received_payments, not refunded) with the paid orders (status
+// 1, not pay_method free): amounts in fen, top-up credits in quota.
+// Differences lists (up to MaxReconciliationDifferences) the orders where
+// the two disagree: a payment whose order was deleted or is no longer
+// paid, or a paid order without a received payment.
+type Reconciliation struct {
+	ReceivedCents, PaidOrdersCents int64
+	ReceivedQuota, PaidOrdersQuota int64
+	Differences                    []ReconciliationDifference
+}
+
+// ReconciliationDifference is one order where payments and orders differ.
+type ReconciliationDifference struct {
+	OrderID       int64
+	OrderNo       string
+	ReceivedCents int64
+	// OrderCents and OrderStatus are the order's; -1 status when deleted.
+	OrderCents  int64
+	OrderStatus int
+}
+
+// MaxReconciliationDifferences bounds the listed differences.
+const MaxReconciliationDifferences = 50
+
+// Reconcile computes the Reconciliation.
+func (s *Store) Reconcile(ctx context.Context) (Reconciliation, error) {
+	var r Reconciliation
+	db := s.read(ctx)
+	err := db.Raw("SELECT COALESCE(SUM(amount_cents), 0), COALESCE(SUM(credit_quota), 0) FROM received_payments WHERE refund_time = 0").
+		Row().Scan(&r.ReceivedCents, &r.ReceivedQuota)
+	if err != nil {
+		return r, wrap("reconcile: received", err)
+	}
+	err = db.Raw("SELECT COALESCE(SUM(amount_cents), 0), COALESCE(SUM(CASE WHEN type = ? THEN bonus_quota ELSE 0 END), 0) FROM orders "+
+		"WHERE status = ? AND pay_method <> 'free' AND amount_cents > 0", orderTypeTopup, orderPaid).
+		Row().Scan(&r.PaidOrdersCents, &r.PaidOrdersQuota)
+	if err != nil {
+		return r, wrap("reconcile: paid orders", err)
+	}
+	var diffs []struct {
+		OrderID       int64
+		OrderNo       string
+		ReceivedCents int64
+		OrderCents    *int64
+		OrderStatus   *int
+	}
+	err = db.Raw("SELECT p.order_id, p.order_no, p.amount_cents AS received_cents, o.amount_cents AS order_cents, o.status AS order_status "+
+		"FROM received_payments p LEFT JOIN orders o ON o.id = p.order_id "+
+		"WHERE p.refund_time = 0 AND (o.id IS NULL OR o.status <> ? OR o.amount_cents <> p.amount_cents) "+
+		"UNION ALL SELECT o.id, o.order_no, 0, o.amount_cents, o.status FROM orders o "+
+		"WHERE o.status = ? AND o.pay_method <> 'free' AND o.amount_cents > 0 "+
+		"AND NOT EXISTS (SELECT 1 FROM received_payments p WHERE p.order_id = o.id) "+
+		"ORDER BY 1 LIMIT ?", orderPaid, orderPaid, MaxReconciliationDifferences).Scan(&diffs).Error
+	if err != nil {
+		return r, wrap("reconcile: differences", err)
+	}
+	for _, d := range diffs {
+		x := ReconciliationDifference{OrderID: d.OrderID, OrderNo: d.OrderNo, ReceivedCents: d.ReceivedCents, OrderStatus: -1}
+		if d.OrderCents != nil && d.OrderStatus != nil {
+			x.OrderCents, x.OrderStatus = *d.OrderCents, *d.OrderStatus
+		}
+		r.Differences = append(r.Differences, x)
+	}
+	return r, nil
 }
 
 // UsageSince is the consumption per UTC day and model from the rollup,

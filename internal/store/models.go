@@ -269,3 +269,24 @@ type Order struct {
 }
 
 func (Order) TableName() string { return "orders" }
+
+// ReceivedPayment is money received for an order (migration 0027): written
+// in the transaction that activates the order with a payment (not pay_method
+// free, amount > 0), keyed by the order's id, and kept when root deletes
+// the order, so revenue stays what was received. RefundTime is set when
+// the order is refunded (0: not refunded); CreditQuota is the top-up's
+// credited quota (0 for a plan).
+type ReceivedPayment struct {
+	OrderID     int64  `gorm:"primaryKey;autoIncrement:false"`
+	OrderNo     string `gorm:"size:32;not null"`
+	UserID      int64  `gorm:"not null;index"`
+	OrderType   int    `gorm:"not null"`
+	AmountCents int64  `gorm:"not null"`
+	PayMethod   string `gorm:"size:16;not null;default:''"`
+	TradeNo     string `gorm:"size:128;not null;default:''"`
+	PayTime     int64  `gorm:"not null;index"`
+	RefundTime  int64  `gorm:"not null;default:0"`
+	CreditQuota int64  `gorm:"not null;default:0"`
+}
+
+func (ReceivedPayment) TableName() string { return "received_payments" }

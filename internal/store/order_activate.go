@@ -53,7 +53,8 @@ type TopupInfo struct {
 // order already paid gives (order, false, nil) and changes nothing; an
 // unknown order payment.ErrUnknownOrder; a different amount under
 // CheckAmount payment.ErrAmountMismatch; a cancelled or refunded order
-// payment.ErrNotPending.
+// payment.ErrNotPending; an upgrade that no longer pays for itself an
+// *UpgradeRefusal (rolled back: nothing changed).
 func (s *Store) ActivateOrder(ctx context.Context, a Activation) (Order, bool, error) {
 	var o Order
 	var activated bool
@@ -104,11 +105,28 @@ func (s *Store) ActivateOrder(ctx context.Context, a Activation) (Order, bool, e
 			return err
 		}
 		activated = true
+		if err := tx.recordReceived(o); err != nil {
+			return err
+		}
 		if o.Type == order.TypeTopup {
 			return tx.creditTopup(o)
 		}
+		if o.ReplacesID != 0 {
+			// An upgrade is checked again now (issue 26, §1).
+			if err := tx.checkUpgrade(o, a.Now); err != nil {
+				return err
+			}
+		}
 		return tx.activatePlan(o, a.Now)
 	})
+	var upgrade *UpgradeRefusal
+	if errors.As(err, &upgrade) {
+		// Rolled back: the order is as it was before this call.
+		if before, rerr := s.OrderByID(ctx, o.ID); rerr == nil {
+			o = before
+		}
+		return o, false, err
+	}
 	if errors.Is(err, payment.ErrUnknownOrder) || errors.Is(err, payment.ErrAmountMismatch) || errors.Is(err, payment.ErrNotPending) {
 		return o, false, err
 	}
@@ -133,8 +151,8 @@ func (tx *Tx) creditTopup(o Order) error {
 }
 
 // activatePlan starts the plan order's subscription (order_id = the
-// order) for the plan's duration as bought (plan_info), and for an upgrade
-// ends the subscription it replaces now.
+// order) for the plan's duration as bought (plan_info); an upgrade's
+// replaced subscription was ended by checkUpgrade.
 func (tx *Tx) activatePlan(o Order, now int64) error {
 	var info PlanInfo
 	_ = json.Unmarshal([]byte(o.PlanInfo), &info) // written by this code; a bad one falls back below
@@ -147,18 +165,6 @@ func (tx *Tx) activatePlan(o Order, now int64) error {
 	}
 	if days <= 0 {
 		days = 30
-	}
-	if o.ReplacesID != 0 {
-		res := tx.db.Model(&UserPlan{}).Where("id = ? AND user_id = ? AND status = ? AND end_time > ?", o.ReplacesID, o.UserID, plan.SubActive, now).
-			Updates(map[string]any{"end_time": now, "status": plan.SubExpired, "updated_time": now})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected > 0 {
-			if err := tx.changed("user_plans", "UPDATE", o.ReplacesID); err != nil {
-				return err
-			}
-		}
 	}
 	up := UserPlan{UserID: o.UserID, PlanID: o.PlanID, OrderID: o.ID, StartTime: now, EndTime: now + int64(days)*86400,
 		Status: plan.SubActive, BillingType: "token", Notes: "订单 " + o.OrderNo}

@@ -161,12 +161,20 @@ func (s *Store) RefundOrder(ctx context.Context, id int64) (Order, error) {
 		if err != nil {
 			return err
 		}
-		return tx.changed("orders", "UPDATE", id)
+		if err := tx.changed("orders", "UPDATE", id); err != nil {
+			return err
+		}
+		res := tx.db.Model(&ReceivedPayment{}).Where("order_id = ? AND refund_time = 0", id).Update("refund_time", o.UpdateTime)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		return tx.changed("received_payments", "UPDATE", id)
 	})
 	return o, err
 }
 
-// DeleteOrder removes order id for good. What it activated stays.
+// DeleteOrder removes order id for good. What it activated stays, and so
+// does its received payment (revenue).
 func (s *Store) DeleteOrder(ctx context.Context, id int64) error {
 	return s.write(ctx, "delete order", func(tx *Tx) error {
 		res := tx.db.Where("id = ?", id).Delete(&Order{})

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/modelgate/modelgate/internal/redemption"
+	"github.com/modelgate/modelgate/internal/user"
 )
 
 // CreateRedemptions inserts rows in one transaction, allocating their ids in
@@ -164,6 +165,9 @@ func (tx *Tx) Redeem(code string, userID int64, logFor func(Redemption) Log) (Re
 	if res.RowsAffected == 0 {
 		return row, ErrConflict
 	}
+	if err := tx.mayRedeem(row, userID); err != nil {
+		return row, err // rolled back: the code stays unused
+	}
 	if err := tx.AddUserQuota(userID, row.Quota); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			// Not the caller's "unknown code": the user vanished.
@@ -175,6 +179,41 @@ func (tx *Tx) Redeem(code string, userID int64, logFor func(Redemption) Log) (Re
 		return row, err
 	}
 	return row, tx.changed("redemptions", "UPDATE", row.ID)
+}
+
+// ErrCreditForbidden is a redemption its code's creator could not have
+// credited to the redeemer directly: an admin redeeming its own code or
+// another admin's (issue 26, §4).
+var ErrCreditForbidden = errors.New("the code's creator may not credit this user")
+
+// mayRedeem applies the admin top-up rule to redemption: the code's
+// creator must be allowed to credit the redeemer (user.MayCredit). A code
+// without a creator (0) or whose creator was deleted for good is
+// redeemable by anyone.
+func (tx *Tx) mayRedeem(code Redemption, userID int64) error {
+	if code.CreatorID == 0 {
+		return nil
+	}
+	var rows []User
+	if err := tx.db.Select("id", "role").Where("id IN ?", []int64{code.CreatorID, userID}).Find(&rows).Error; err != nil {
+		return err
+	}
+	var creator, redeemer *User
+	for i := range rows {
+		if rows[i].ID == code.CreatorID {
+			creator = &rows[i]
+		}
+		if rows[i].ID == userID {
+			redeemer = &rows[i]
+		}
+	}
+	if creator == nil || redeemer == nil {
+		return nil // a redeemer gone fails at the credit
+	}
+	if !user.MayCredit(creator.ID, creator.Role, redeemer.ID, redeemer.Role) {
+		return ErrCreditForbidden
+	}
+	return nil
 }
 
 // CountUserLogs counts the logs of user userID with type typ. Tests use it

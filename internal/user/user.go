@@ -111,3 +111,13 @@ func ValidRole(r int) bool {
 func ValidStatus(s int) bool {
 	return s == StatusEnabled || s == StatusDisabled || s == StatusDeleted
 }
+
+// MayCredit is the admin top-up rule every crediting path obeys (issue
+// 26, §4): root may credit anyone, itself included; an admin only users of
+// a lower role, so never itself, another admin or root; a user no one.
+func MayCredit(actorID int64, actorRole int, targetID int64, targetRole int) bool {
+	if actorRole >= RoleRoot {
+		return true
+	}
+	return actorRole >= RoleAdmin && targetRole < actorRole && targetID != actorID
+}

@@ -38,3 +38,25 @@ func TestTextRules(t *testing.T) {
 		}
 	}
 }
+
+func TestMayCredit(t *testing.T) {
+	for _, c := range []struct {
+		name               string
+		actor, target      int64
+		actorRole, tgtRole int
+		want               bool
+	}{
+		{"root credits itself", 1, 1, RoleRoot, RoleRoot, true},
+		{"root credits an admin", 1, 2, RoleRoot, RoleAdmin, true},
+		{"admin credits a user", 2, 3, RoleAdmin, RoleUser, true},
+		{"admin credits itself", 2, 2, RoleAdmin, RoleAdmin, false},
+		{"admin credits itself with a stale lower role", 2, 2, RoleAdmin, RoleUser, false},
+		{"admin credits another admin", 2, 4, RoleAdmin, RoleAdmin, false},
+		{"admin credits root", 2, 1, RoleAdmin, RoleRoot, false},
+		{"user credits a guest", 3, 5, RoleUser, RoleGuest, false},
+	} {
+		if got := MayCredit(c.actor, c.actorRole, c.target, c.tgtRole); got != c.want {
+			t.Errorf("%s: got %v", c.name, got)
+		}
+	}
+}

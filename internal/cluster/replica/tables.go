@@ -44,6 +44,7 @@ var replicatedTables = []*replicated{
 	{name: "plans", model: &store.Plan{}, keyColumn: "id"},
 	{name: "user_plans", model: &store.UserPlan{}, keyColumn: "id"},
 	{name: "orders", model: &store.Order{}, keyColumn: "id"},
+	{name: "received_payments", model: &store.ReceivedPayment{}, keyColumn: "order_id"},
 	{name: "redemptions", model: &store.Redemption{}, keyColumn: "id"},
 	{name: "logs", model: &store.Log{}, keyColumn: "id", appendOnly: true},
 }

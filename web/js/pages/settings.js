@@ -35,10 +35,33 @@ export function Settings() {
   </section>`;
 }
 
+// QUOTA_PER_CNY is quota per CNY of balance (the settings answer's
+// quota_per_unit).
+const QUOTA_PER_CNY = 1000000;
+
+// presetWarnings are the console's own checks of the form as typed (the
+// API answers the same as warnings once saved): a preset crediting 0, or
+// less than amount × rate; a rate of 1.
+export function presetWarnings(f) {
+  const rate = Number(f.exchange_rate);
+  const out = [];
+  if (rate === 1) out.push(t('settings.warnRateOne'));
+  f.presets.forEach((p, i) => {
+    const amount = Number(p.amount);
+    const bonus = Number(p.bonus_quota || 0);
+    if (!(amount > 0)) return;
+    const due = Math.round(Math.round(amount * 100) * rate / 100);
+    if (bonus === 0) out.push(t('settings.warnPresetZero', { n: i + 1, price: amount.toFixed(2) }));
+    else if (bonus < due) out.push(t('settings.warnPresetBelow', { n: i + 1, price: amount.toFixed(2), credit: (bonus / QUOTA_PER_CNY).toFixed(2) }));
+  });
+  return out;
+}
+
 function TopupSettings() {
   const [f, setF] = useState(null);
   const [error, setError] = useState('');
   const [saved, setSaved] = useState('');
+  const [notice, setNotice] = useState(''); // the save's message when it warns
   const run = runner(setError);
   const load = () => run(async () => {
     const d = (await get('/api/setting/topup')).data;
@@ -52,12 +75,16 @@ function TopupSettings() {
   const submit = (e) => {
     e.preventDefault();
     setSaved('');
+    setNotice('');
     run(async () => {
       const env = await put('/api/setting/topup', {
         enabled: f.enabled, allow_custom: f.allow_custom, exchange_rate: Number(f.exchange_rate),
         presets: f.presets.map((p) => ({ amount: Number(p.amount), bonus_quota: Number(p.bonus_quota || 0) })),
       });
-      setSaved(env.message || t('settings.saved'));
+      // A save that warns (a low rate) is not a plain success.
+      const warns = (env.data?.warnings || []).length > 0 || Number(f.exchange_rate) < QUOTA_PER_CNY / 100;
+      setSaved(warns ? '' : env.message || t('settings.saved'));
+      setNotice(warns ? env.message || t('settings.saved') : '');
       await load();
     });
   };
@@ -65,6 +92,10 @@ function TopupSettings() {
     <h2 id="topup-settings-title">${t('settings.topup')}</h2>
     <${Alert} error=${error} />
     <${Alert} error=${saved} kind="ok" />
+    <${Alert} error=${notice} kind="warn" />
+    <ul class="alert warn" id="topup-warnings" role="status" hidden=${presetWarnings(f).length === 0}>
+      ${presetWarnings(f).map((w) => html`<li>${w}</li>`)}
+    </ul>
     <${Field} type="checkbox" label=${t('settings.topupEnabled')} name="enabled" value=${f.enabled} onInput=${set('enabled')} />
     <${Field} type="checkbox" label=${t('settings.allowCustom')} name="allow_custom" value=${f.allow_custom} onInput=${set('allow_custom')} />
     <${Field} type="number" min="1" step="1" label=${t('settings.exchangeRate')} hint=${t('settings.exchangeRateHint')}
@@ -74,7 +105,9 @@ function TopupSettings() {
       ${f.presets.map((p, i) => html`<div class="preset-row" key=${i} data-preset=${i}>
         <${Field} type="number" min="0" step="0.01" label=${t('settings.presetAmount', { n: i + 1 })} name="amount" value=${p.amount} onInput=${setPreset(i, 'amount')} />
         <${Field} type="number" min="0" step="1" label=${t('settings.presetBonus', { n: i + 1 })} name="bonus_quota" value=${p.bonus_quota} onInput=${setPreset(i, 'bonus_quota')} />
-        <button type="button" class="danger" onClick=${() => setF({ ...f, presets: f.presets.filter((_, j) => j !== i) })}>
+        <span class="preset-credit" data-credit=${i}>${t('settings.presetCredit', { credit: (Number(p.bonus_quota || 0) / QUOTA_PER_CNY).toFixed(2), price: Number(p.amount || 0).toFixed(2) })}</span>
+        <button type="button" class="preset-fill" onClick=${() => setPreset(i, 'bonus_quota')(String(Math.round(Math.round(Number(p.amount || 0) * 100) * Number(f.exchange_rate || 0) / 100)))}>
+          ${t('settings.presetFill', { n: i + 1 })}</button>        <button type="button" class="danger" onClick=${() => setF({ ...f, presets: f.presets.filter((_, j) => j !== i) })}>
           ${t('settings.presetRemove', { n: i + 1 })}</button>
       </div>`)}
       <button type="button" id="preset-add" onClick=${() => setF({ ...f, presets: [...f.presets, { amount: '', bonus_quota: '0' }] })}>
