@@ -20,9 +20,11 @@ import (
 // transactions. If the process dies the connection closes and the server
 // releases the lock.
 
-// startupLockKey is PostgreSQL's advisory lock key. It differs from the
-// per-step key of migrate (7305581), which a migration transaction on
-// another connection of this process takes while the startup lock is held.
+// startupLockKey is PostgreSQL's advisory lock key, paired with a hash of
+// the current schema (deployments in two schemas of one database do not
+// wait on each other). It differs from the per-step key of migrate
+// (7305581), which a migration transaction on another connection of this
+// process takes while the startup lock is held.
 const startupLockKey = 7305582
 
 // startupLockName is MySQL's GET_LOCK name (per server, so the database
@@ -68,14 +70,14 @@ func (s *Store) withStartupLock(ctx context.Context, fn func() error) error {
 func (s *Store) takeStartupLock(ctx context.Context, conn *sql.Conn) (func(context.Context) error, error) {
 	if s.dialect == Postgres {
 		start := time.Now()
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", startupLockKey); err != nil {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1, hashtext(current_schema()))", startupLockKey); err != nil {
 			return nil, err
 		}
 		if waited := time.Since(start); waited > time.Second {
 			s.log.Info("startup lock taken after another node's start", "waited", waited.Round(time.Millisecond))
 		}
 		return func(ctx context.Context) error {
-			_, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", startupLockKey)
+			_, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1, hashtext(current_schema()))", startupLockKey)
 			return err
 		}, nil
 	}
