@@ -29,10 +29,10 @@ archive=${1:-${TMPDIR:-/tmp}/modelgate-image.tar}
 version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
 tag="localhost/modelgate:$version"
 
-if ! command -v buildah >/dev/null 2>&1; then
+if ! command -v buildah >/dev/null 2>&1 || ! command -v jq >/dev/null 2>&1; then
   as_root=""; [ "$(id -u)" -eq 0 ] || as_root=sudo
   $as_root apt-get update -qq
-  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq buildah
+  $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq buildah jq
 fi
 buildah --version
 # vfs works wherever buildah runs (no overlay mounts in a sandbox); the
@@ -47,7 +47,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-VERSION="$version" deploy/build-release.sh "$store/modelgate"
+# BINARY=path uses a release binary already built (by build-release.sh).
+if [ -n "${BINARY:-}" ]; then cp "$BINARY" "$store/modelgate"
+else VERSION="$version" deploy/build-release.sh "$store/modelgate"; fi
 mkdir -p "$store/data"
 
 ctr=$(buildah_ from scratch)
@@ -63,20 +65,24 @@ buildah_ config --entrypoint "$ENTRYPOINT" --cmd '' --user "$IMAGE_USER" --port 
   "$ctr"
 buildah_ commit --quiet --format docker "$ctr" "$tag" >/dev/null
 
-# What the image says, as an engine will read it.
-inspect() { buildah_ inspect --type image --format "$1" "$tag"; }
+# What the image says, as an engine will read it (buildah inspect's JSON:
+# .Docker is the Docker-format configuration, .Manifest the manifest).
+buildah_ inspect --type image "$tag" >"$store/inspect.json"
+inspect() { jq -c "$1" "$store/inspect.json"; }
 fail=0
 check() { # what, got, want
   if [ "$2" != "$3" ]; then echo "image $1: got $2, want $3" >&2; fail=1; else echo "image $1: $2"; fi
 }
-check entrypoint "$(inspect '{{json .Docker.Config.Entrypoint}}')" "$ENTRYPOINT"
-check user "$(inspect '{{.Docker.Config.User}}')" "$IMAGE_USER"
-case "$(inspect '{{.Docker.Config.User}}')" in 0|0:*|root|root:*|"") echo "image user is root" >&2; fail=1;; esac
-check "exposed ports" "$(inspect '{{json .Docker.Config.ExposedPorts}}')" "{\"$PORT/tcp\":{}}"
-check volumes "$(inspect '{{json .Docker.Config.Volumes}}')" "{\"$VOLUME\":{}}"
-check healthcheck "$(inspect '{{json .Docker.Config.Healthcheck.Test}}')" '["CMD","/modelgate","healthcheck"]'
-check "healthcheck interval" "$(inspect '{{.Docker.Config.Healthcheck.Interval}}')" "$HEALTHCHECK_INTERVAL"
-check "manifest type" "$(inspect '{{.Type}}')" "docker"
+check entrypoint "$(inspect '.Docker.config.Entrypoint')" "$ENTRYPOINT"
+check user "$(inspect '.Docker.config.User')" "\"$IMAGE_USER\""
+case "$IMAGE_USER" in 0|0:*|root|root:*|"") echo "image user is root" >&2; fail=1;; esac
+check "exposed ports" "$(inspect '.Docker.config.ExposedPorts')" "{\"$PORT/tcp\":{}}"
+check volumes "$(inspect '.Docker.config.Volumes')" "{\"$VOLUME\":{}}"
+check "working directory" "$(inspect '.Docker.config.WorkingDir')" "\"$WORKDIR\""
+check environment "$(inspect '.Docker.config.Env | map(select(startswith("DATA_DIR=")))')" "[\"$ENV_DATA_DIR\"]"
+check healthcheck "$(inspect '.Docker.config.Healthcheck.Test')" '["CMD","/modelgate","healthcheck"]'
+check "healthcheck retries" "$(inspect '.Docker.config.Healthcheck.Retries')" "$HEALTHCHECK_RETRIES"
+check "manifest type" "$(inspect '.Manifest | fromjson | .mediaType')" '"application/vnd.docker.distribution.manifest.v2+json"'
 "$store/modelgate" version
 # The health check command asks /healthz: it passes against the binary
 # serving, and fails once it stopped.

@@ -97,7 +97,8 @@ func freshDatabase(t *testing.T, engine, admin string) (driver, dsn string) {
 type fleetNode struct {
 	cmd  *exec.Cmd
 	log  *syncBuffer
-	done chan error // the process's exit
+	done chan struct{} // closed when the process has exited, with err
+	err  error
 	url  string
 }
 
@@ -109,7 +110,7 @@ func startFleet(t *testing.T, bin, driver, dsn string) {
 		cmd := exec.Command(bin)
 		cmd.Env = append(os.Environ(), "SQL_DSN="+dsn, "LISTEN_ADDR=127.0.0.1:0", "DATA_DIR="+t.TempDir(), "LOG_LEVEL=info",
 			"INITIAL_ROOT_PASSWORD="+apptest.RootPassword, "SESSION_SECRET="+apptest.SessionSecret, "SQL_MAX_OPEN_CONNS=8")
-		n := &fleetNode{cmd: cmd, log: &syncBuffer{}, done: make(chan error, 1)}
+		n := &fleetNode{cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 		cmd.Stderr = n.log
 		nodes[i] = n
 	}
@@ -118,7 +119,7 @@ func startFleet(t *testing.T, bin, driver, dsn string) {
 		if err := n.cmd.Start(); err != nil {
 			t.Fatalf("start node %d: %v", i, err)
 		}
-		go func() { n.done <- n.cmd.Wait() }()
+		go func() { n.err = n.cmd.Wait(); close(n.done) }()
 	}
 	t.Cleanup(func() {
 		for _, n := range nodes {
@@ -144,8 +145,8 @@ func startFleet(t *testing.T, bin, driver, dsn string) {
 				break
 			}
 			select {
-			case err := <-n.done:
-				t.Fatalf("node %d exited (%v) before listening:\n%s", i, err, n.log.String())
+			case <-n.done:
+				t.Fatalf("node %d exited (%v) before listening:\n%s", i, n.err, n.log.String())
 			case <-time.After(50 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
@@ -154,8 +155,8 @@ func startFleet(t *testing.T, bin, driver, dsn string) {
 		}
 		for !ready(n.url) {
 			select {
-			case err := <-n.done:
-				t.Fatalf("node %d exited (%v) before ready:\n%s", i, err, n.log.String())
+			case <-n.done:
+				t.Fatalf("node %d exited (%v) before ready:\n%s", i, n.err, n.log.String())
 			case <-time.After(50 * time.Millisecond):
 			}
 			if time.Now().After(deadline) {
@@ -164,18 +165,26 @@ func startFleet(t *testing.T, bin, driver, dsn string) {
 		}
 	}
 
-	// Each migration was applied by exactly one node.
+	// Each migration was applied once, and all by one node: the first to
+	// take the startup lock migrated the empty database whole.
 	applied := map[string]int{}
-	rootsCreated := 0
+	rootsCreated, migrators := 0, 0
 	for _, n := range nodes {
 		out := n.log.String()
-		for _, m := range appliedMigration.FindAllStringSubmatch(out, -1) {
+		ms := appliedMigration.FindAllStringSubmatch(out, -1)
+		for _, m := range ms {
 			applied[m[1]]++
+		}
+		if len(ms) > 0 {
+			migrators++
 		}
 		rootsCreated += strings.Count(out, "created the root user")
 	}
 	if len(applied) == 0 {
 		t.Fatal("no node logged an applied migration")
+	}
+	if migrators != 1 {
+		t.Errorf("%d nodes applied migrations, want one that applied them all", migrators)
 	}
 	for v, c := range applied {
 		if c != 1 {
