@@ -56,9 +56,12 @@ ctr=$(buildah_ from scratch)
 buildah_ copy "$ctr" /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt >/dev/null
 buildah_ copy --chmod 0755 "$ctr" "$store/modelgate" /modelgate >/dev/null
 buildah_ copy --chown "$IMAGE_USER" "$ctr" "$store/data" "$VOLUME" >/dev/null
-buildah_ config --entrypoint "$ENTRYPOINT" --cmd '' --user "$IMAGE_USER" --port "$PORT" \
+# buildah takes a health check as words ("CMD /modelgate healthcheck"), the
+# Dockerfile as JSON; both record the same exec form.
+healthcheck_words="CMD $(jq -r 'join(" ")' <<<"${HEALTHCHECK#CMD }")"
+buildah_ config --entrypoint "$ENTRYPOINT" --cmd '' --user "$IMAGE_USER" --port "$PORT/tcp" \
   --volume "$VOLUME" --workingdir "$WORKDIR" --env "$ENV_DATA_DIR" \
-  --healthcheck "$HEALTHCHECK" --healthcheck-interval "$HEALTHCHECK_INTERVAL" \
+  --healthcheck "$healthcheck_words" --healthcheck-interval "$HEALTHCHECK_INTERVAL" \
   --healthcheck-timeout "$HEALTHCHECK_TIMEOUT" --healthcheck-start-period "$HEALTHCHECK_START_PERIOD" \
   --healthcheck-retries "$HEALTHCHECK_RETRIES" \
   --label org.opencontainers.image.title=modelgate --label "org.opencontainers.image.version=$version" \
@@ -80,7 +83,9 @@ check "exposed ports" "$(inspect '.Docker.config.ExposedPorts')" "{\"$PORT/tcp\"
 check volumes "$(inspect '.Docker.config.Volumes')" "{\"$VOLUME\":{}}"
 check "working directory" "$(inspect '.Docker.config.WorkingDir')" "\"$WORKDIR\""
 check environment "$(inspect '.Docker.config.Env | map(select(startswith("DATA_DIR=")))')" "[\"$ENV_DATA_DIR\"]"
-check healthcheck "$(inspect '.Docker.config.Healthcheck.Test')" '["CMD","/modelgate","healthcheck"]'
+check healthcheck "$(inspect '.Docker.config.Healthcheck.Test')" "$(jq -c '["CMD"] + .' <<<"${HEALTHCHECK#CMD }")"
+# ... and the Dockerfile's health check is the one the issue asks for.
+check "healthcheck command" "$(inspect '.Docker.config.Healthcheck.Test')" '["CMD","/modelgate","healthcheck"]'
 check "healthcheck retries" "$(inspect '.Docker.config.Healthcheck.Retries')" "$HEALTHCHECK_RETRIES"
 check "manifest type" "$(inspect '.Manifest | fromjson | .mediaType')" '"application/vnd.docker.distribution.manifest.v2+json"'
 "$store/modelgate" version
@@ -95,7 +100,7 @@ for _ in $(seq 1 120); do
   if "${probe_env[@]}" "$store/modelgate" healthcheck 2>/dev/null; then healthy=1; break; fi
   sleep 0.5
 done
-kill "$server"; wait "$server" || true
+kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
 if [ "$healthy" -eq 1 ]; then echo "healthcheck: passes while the gateway serves"
 else echo "healthcheck never passed; the gateway said:" >&2; cat "$store/serve.log" >&2; fail=1; fi
 if "${probe_env[@]}" "$store/modelgate" healthcheck 2>/dev/null; then
