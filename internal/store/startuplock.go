@@ -70,14 +70,14 @@ func (s *Store) withStartupLock(ctx context.Context, fn func() error) error {
 func (s *Store) takeStartupLock(ctx context.Context, conn *sql.Conn) (func(context.Context) error, error) {
 	if s.dialect == Postgres {
 		start := time.Now()
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1, hashtext(current_schema()))", startupLockKey); err != nil {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1, hashtext(coalesce(current_schema(), '')))", startupLockKey); err != nil {
 			return nil, err
 		}
 		if waited := time.Since(start); waited > time.Second {
 			s.log.Info("startup lock taken after another node's start", "waited", waited.Round(time.Millisecond))
 		}
 		return func(ctx context.Context) error {
-			_, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1, hashtext(current_schema()))", startupLockKey)
+			_, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1, hashtext(coalesce(current_schema(), '')))", startupLockKey)
 			return err
 		}, nil
 	}
