@@ -1,6 +1,10 @@
 // Command modelgate runs the gateway: the /v1 relay and the /api management
 // API on one port. Configuration comes from flags and environment variables
 // (docs/operations.md, Configuration).
+//
+// Two subcommands serve operators and containers: `modelgate version`
+// prints the release label, and `modelgate healthcheck` asks the running
+// gateway's /healthz (a scratch image has no shell or curl for that).
 package main
 
 import (
@@ -8,9 +12,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/modelgate/modelgate/internal/app"
 	"github.com/modelgate/modelgate/internal/config"
@@ -19,7 +27,21 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+	args := os.Args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			printVersion(os.Stdout)
+			return
+		case "healthcheck":
+			if err := healthcheck(ctx, args[1:], os.Getenv); err != nil {
+				fmt.Fprintln(os.Stderr, "modelgate healthcheck:", err)
+				os.Exit(1)
+			}
+			return
+		}
+	}
+	if err := run(ctx, args, os.Getenv, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "modelgate:", err)
 		os.Exit(1)
 	}
@@ -45,4 +67,55 @@ func run(ctx context.Context, args []string, getenv func(string) string, logOut 
 		log.Error("close", "err", err)
 	}
 	return serveErr
+}
+
+// printVersion writes the release label and the Go version it was built
+// with.
+func printVersion(w io.Writer) {
+	fmt.Fprintf(w, "modelgate %s (%s %s/%s)\n", app.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// healthcheckTimeout bounds the whole check: a container engine's own
+// timeout (Dockerfile HEALTHCHECK --timeout) is longer.
+const healthcheckTimeout = 3 * time.Second
+
+// healthcheck GETs /healthz of the gateway configured by the same
+// environment (LISTEN_ADDR, else PORT; --listen and --port are read too)
+// on this host, and fails unless it answers 200. A bind address of every
+// interface is asked on 127.0.0.1.
+func healthcheck(ctx context.Context, args []string, getenv func(string) string) error {
+	cfg, err := config.Load(args, getenv)
+	if err != nil {
+		return err
+	}
+	url := "http://" + probeAddr(cfg.Addr()) + "/healthz"
+	ctx, cancel := context.WithTimeout(ctx, healthcheckTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+// probeAddr is the address to reach a server bound to addr from this host:
+// an empty or unspecified host (every interface) becomes 127.0.0.1.
+func probeAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }

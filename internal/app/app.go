@@ -39,8 +39,11 @@ import (
 	"github.com/modelgate/modelgate/web"
 )
 
-// Version is the release label reported by /api/status.
-const Version = "0.1.0"
+// Version is the release label reported by /api/status and `modelgate
+// version`. A release build sets it with -ldflags "-X
+// github.com/modelgate/modelgate/internal/app.Version=…" (Makefile,
+// target release); a plain build reports this development label.
+var Version = "0.1.0-dev"
 
 // App is a running modelgate instance.
 type App struct {
@@ -126,16 +129,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	if cfg.SessionSecretGenerated {
 		log.Warn("SESSION_SECRET is not set: a random one is used, so sessions end when the process stops; set it for restarts and for several nodes")
 	}
+	a := &App{cfg: cfg, log: log, lease: leaseSettings(cfg.BillingLease)}
+	// The root user is created under the startup lock, after the
+	// migrations: nodes starting together on an empty database create it
+	// once (docs/operations.md, Deploy).
 	st, err := store.Open(ctx, store.Options{DSN: cfg.SQLDSN, SQLitePath: cfg.SQLitePath, NodeID: cfg.Cluster.NodeID,
-		MaxOpenConns: cfg.SQLMaxOpenConns, Logger: log})
+		MaxOpenConns: cfg.SQLMaxOpenConns, Logger: log, Seed: a.ensureRoot})
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, Store: st, Replica: replica.New(st), lease: leaseSettings(cfg.BillingLease)}
-	if err := a.ensureRoot(ctx); err != nil {
-		st.Close()
-		return nil, err
-	}
+	a.Store, a.Replica = st, replica.New(st)
 	// Read before the caches load: every change after it is heard, polled
 	// or reloaded (package propagation).
 	configState, err := st.ConfigState(ctx)
@@ -382,8 +385,8 @@ func (a *App) Handler() http.Handler { return a.handler }
 
 // ensureRoot creates the root user on first start, with INITIAL_ROOT_PASSWORD
 // or a random password printed once.
-func (a *App) ensureRoot(ctx context.Context) error {
-	exists, err := a.Store.RootExists(ctx)
+func (a *App) ensureRoot(ctx context.Context, st *store.Store) error {
+	exists, err := st.RootExists(ctx)
 	if err != nil || exists {
 		return err
 	}
@@ -399,7 +402,7 @@ func (a *App) ensureRoot(ctx context.Context) error {
 		Username: user.RootUsername, DisplayName: "Root", PasswordHash: hash,
 		Role: user.RoleRoot, Status: user.StatusEnabled, Group: user.DefaultGroup, AffCode: rand.Text()[:8],
 	}
-	err = a.Store.InTx(ctx, func(tx *store.Tx) error {
+	err = st.InTx(ctx, func(tx *store.Tx) error {
 		if err := tx.CreateUser(&root); err != nil {
 			return err
 		}
@@ -407,7 +410,9 @@ func (a *App) ensureRoot(ctx context.Context) error {
 			Content: store.FirstStartLog}})
 	})
 	if err != nil {
-		if errors.Is(err, store.ErrDuplicate) { // another node created it first
+		// Another node created it first: one older than the startup lock,
+		// during a rolling upgrade (the error is the driver's own then).
+		if exists, existsErr := st.RootExists(ctx); existsErr == nil && exists {
 			return nil
 		}
 		return fmt.Errorf("create root user: %w", err)
@@ -422,10 +427,10 @@ func (a *App) ensureRoot(ctx context.Context) error {
 	return nil
 }
 
-// Serve listens on the configured port until ctx ends, then shuts down
-// (ServeListener).
+// Serve listens on the configured address (LISTEN_ADDR, else ":PORT")
+// until ctx ends, then shuts down (ServeListener).
 func (a *App) Serve(ctx context.Context) error {
-	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", a.cfg.Port))
+	ln, err := net.Listen("tcp", a.cfg.Addr())
 	if err != nil {
 		return err
 	}
@@ -440,8 +445,12 @@ func (a *App) Serve(ctx context.Context) error {
 // closes (docs/operations.md).
 func (a *App) ServeListener(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	port := a.cfg.Port
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		port = tcp.Port
+	}
 	a.log.Info("modelgate listening", "addr", ln.Addr().String(), "version", Version,
-		"login", fmt.Sprintf("curl -X POST http://localhost:%d/api/user/login -d '{\"username\":\"root\",\"password\":\"<password>\"}'", a.cfg.Port))
+		"login", fmt.Sprintf("curl -X POST http://localhost:%d/api/user/login -d '{\"username\":\"root\",\"password\":\"<password>\"}'", port))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -23,7 +24,12 @@ import (
 // Config is everything the process reads at start. Runtime settings that an
 // admin can change live in the database (package option), not here.
 type Config struct {
-	Port       int
+	Port int
+	// ListenAddr is the host:port the server binds (LISTEN_ADDR or
+	// --listen); when neither is set it is ":<Port>", every interface, as
+	// before the variable existed. Empty (a Config built by hand) also
+	// means ":<Port>".
+	ListenAddr string
 	DataDir    string
 	SQLDSN     string // empty: SQLite at SQLitePath
 	SQLitePath string
@@ -173,6 +179,8 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	fs := flag.NewFlagSet("modelgate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.IntVar(&c.Port, "port", c.Port, "listen port (PORT)")
+	c.ListenAddr = strings.TrimSpace(getenv("LISTEN_ADDR"))
+	fs.StringVar(&c.ListenAddr, "listen", c.ListenAddr, "listen address host:port (LISTEN_ADDR), wins over --port")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory (DATA_DIR)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "wait for in-flight calls on stop (SHUTDOWN_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
@@ -186,6 +194,11 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	}
 	if c.Port < 0 || c.Port > 65535 {
 		bad("PORT: %d is not a port number", c.Port)
+	}
+	if c.ListenAddr == "" {
+		c.ListenAddr = fmt.Sprintf(":%d", c.Port)
+	} else if msg := checkListenAddr(c.ListenAddr); msg != "" {
+		bad("LISTEN_ADDR: %q %s", c.ListenAddr, msg)
 	}
 	if c.BodyReadTimeout <= 0 || c.BodyReadTimeout > time.Hour {
 		bad("BODY_READ_TIMEOUT: %v is not between 0s (excluded) and 1h", c.BodyReadTimeout)
@@ -298,6 +311,42 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 // risks being killed by the supervisor (systemd, Kubernetes) before the
 // streams it ends are settled.
 const maxShutdownTimeout = time.Hour
+
+// checkListenAddr says what is wrong with a LISTEN_ADDR ("" when nothing):
+// host:port with a numeric port, the host a name, an IP or empty (every
+// interface); an IPv6 host in brackets.
+func checkListenAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "is not host:port (e.g. 127.0.0.1:3000, [::1]:3000 or :3000)"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 || strconv.Itoa(n) != port {
+		return "has no port number 0 to 65535"
+	}
+	if strings.ContainsAny(host, " /\t\n\x00") {
+		return "has an invalid host"
+	}
+	return ""
+}
+
+// ListenPort is the port of ListenAddr, for messages and the health
+// check's own request (0 when it cannot be read).
+func (c Config) ListenPort() int {
+	_, port, err := net.SplitHostPort(c.Addr())
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(port)
+	return n
+}
+
+// Addr is the address to bind: ListenAddr, or ":<Port>" when that is empty.
+func (c Config) Addr() string {
+	if c.ListenAddr != "" {
+		return c.ListenAddr
+	}
+	return fmt.Sprintf(":%d", c.Port)
+}
 
 func orDefault(v, def string) string {
 	if v = strings.TrimSpace(v); v == "" {

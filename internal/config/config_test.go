@@ -137,3 +137,44 @@ func TestSQLDSNForms(t *testing.T) {
 		}
 	}
 }
+
+// LISTEN_ADDR (or --listen) wins over PORT; without it PORT keeps its
+// meaning on every interface. Bad addresses are refused by name.
+func TestListenAddr(t *testing.T) {
+	for _, tt := range []struct {
+		args    []string
+		vars    map[string]string
+		addr    string
+		port    int
+		problem string
+	}{
+		{nil, nil, ":3000", 3000, ""},
+		{nil, map[string]string{"PORT": "4000"}, ":4000", 4000, ""},
+		{nil, map[string]string{"PORT": "4000", "LISTEN_ADDR": "127.0.0.1:3001"}, "127.0.0.1:3001", 3001, ""},
+		{[]string{"--listen", "[::1]:3002"}, map[string]string{"LISTEN_ADDR": "127.0.0.1:3001"}, "[::1]:3002", 3002, ""},
+		{[]string{"--port", "4100"}, map[string]string{"LISTEN_ADDR": "127.0.0.1:3001"}, "127.0.0.1:3001", 3001, ""},
+		{nil, map[string]string{"LISTEN_ADDR": ":0"}, ":0", 0, ""},
+		{nil, map[string]string{"LISTEN_ADDR": "localhost:8080"}, "localhost:8080", 8080, ""},
+		{nil, map[string]string{"LISTEN_ADDR": "3000"}, "", 0, "LISTEN_ADDR: \"3000\" is not host:port"},
+		{nil, map[string]string{"LISTEN_ADDR": "127.0.0.1:http"}, "", 0, "has no port number"},
+		{nil, map[string]string{"LISTEN_ADDR": "127.0.0.1:65536"}, "", 0, "has no port number"},
+		{nil, map[string]string{"LISTEN_ADDR": "127.0.0.1:+80"}, "", 0, "has no port number"},
+		{nil, map[string]string{"LISTEN_ADDR": "a b:80"}, "", 0, "has an invalid host"},
+		{nil, map[string]string{"LISTEN_ADDR": "a\x00:80"}, "", 0, "has an invalid host"},
+	} {
+		c, err := Load(tt.args, env(tt.vars))
+		if tt.problem != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.problem) {
+				t.Errorf("%v %v: error %v, want %q", tt.args, tt.vars, err, tt.problem)
+			}
+			continue
+		}
+		if err != nil || c.Addr() != tt.addr || c.ListenPort() != tt.port {
+			t.Errorf("%v %v: addr %q port %d (%v), want %q %d", tt.args, tt.vars, c.Addr(), c.ListenPort(), err, tt.addr, tt.port)
+		}
+	}
+	// A Config built by hand (tests) listens on :Port.
+	if got := (Config{Port: 4200}).Addr(); got != ":4200" {
+		t.Errorf("Config{Port: 4200}.Addr() = %q", got)
+	}
+}

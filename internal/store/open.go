@@ -55,6 +55,10 @@ type Options struct {
 	// limit (PostgreSQL's max_connections is 100 by default).
 	MaxOpenConns int
 	Logger       *slog.Logger
+	// Seed, when set, runs after the migrations under the same startup
+	// lock (startuplock.go): first-start rows such as the root user, which
+	// nodes starting together must create once.
+	Seed func(ctx context.Context, s *Store) error
 }
 
 // Store is the database handle. It is safe for concurrent use.
@@ -180,11 +184,19 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
 	}
-	if err := s.migrate(ctx); err != nil {
-		sqlDB.Close()
-		return nil, err
-	}
-	if err := s.clampMoneyColumns(ctx); err != nil {
+	err = s.withStartupLock(ctx, func() error {
+		if err := s.migrate(ctx); err != nil {
+			return err
+		}
+		if err := s.clampMoneyColumns(ctx); err != nil {
+			return err
+		}
+		if o.Seed != nil {
+			return o.Seed(ctx, s)
+		}
+		return nil
+	})
+	if err != nil {
 		sqlDB.Close()
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package tokencount
 import (
 	"strings"
 	"testing"
+
+	"github.com/tiktoken-go/tokenizer"
 )
 
 func TestCount(t *testing.T) {
@@ -26,5 +28,31 @@ func TestCount(t *testing.T) {
 	big := c.Count("gpt-4o", strings.Repeat("word ", maxExact/5*3))
 	if big <= small {
 		t.Fatalf("huge text counted %d, not more than %d", big, small)
+	}
+}
+
+// The codecs built directly (to link only two vocabularies) count as the
+// library's tokenizer.Get codecs did before.
+func TestCountsMatchTokenizerGet(t *testing.T) {
+	var c Counter
+	texts := []string{"hello world", "Hello, how are you today?", "你好,世界!这是一个测试。",
+		"func main() {\n\tfmt.Println(\"x\")\n}\n", strings.Repeat("emoji 🎉 ", 50), "<|endoftext|> plain"}
+	for _, enc := range []struct {
+		model    string
+		encoding tokenizer.Encoding
+	}{{"gpt-4o", tokenizer.O200kBase}, {"gpt-4", tokenizer.Cl100kBase}} {
+		ref, err := tokenizer.Get(enc.encoding)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range texts {
+			want, err := ref.Count(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Count(enc.model, text); got != int64(want) {
+				t.Errorf("%s: Count(%q) = %d, tokenizer.Get(%s) counts %d", enc.model, text, got, enc.encoding, want)
+			}
+		}
 	}
 }
