@@ -23,6 +23,7 @@ var english = map[string]entry{
 	"模型名称":  {text: "model name"},
 	"模型列表":  {text: "model list"},
 	"模型映射":  {text: "model mapping"},
+	"渠道设置":  {text: "channel setting"},
 	"密钥":    {text: "key"},
 	"令牌名称":  {text: "token name"},
 	"兑换码名称": {text: "redemption code name"},
