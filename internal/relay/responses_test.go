@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -358,5 +359,68 @@ func TestResponsesLearnsChatOnly(t *testing.T) {
 	g.Root.OK("GET", apptest.Path("/api/channel/%d", g.ChannelID), nil).Decode(t, &ch)
 	if ch.Setting != `{"responses_api":"native"}` {
 		t.Fatalf("setting %q", ch.Setting)
+	}
+}
+
+// TestResponsesParallelLearning: a hundred identical calls race on a
+// chat-only channel nobody has learnt yet. Each is answered once and
+// billed once; the refused native tries bill nothing.
+func TestResponsesParallelLearning(t *testing.T) {
+	e := apptest.New(t)
+	up := fakeupstream.New(t)
+	up.SetChatOnly(true)
+	// Enough balance for every call's hold at once (the default
+	// completion size each).
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, Quota: 100_000_000})
+	before := g.Quota(g.UserID)
+	const n = 100
+	var wg sync.WaitGroup
+	statuses := make([]int, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := e.Call(g.Key, "POST", "/v1/responses", `{"model":"gpt-test","input":"hi","stream":`+boolText(i%2 == 0)+`}`)
+			statuses[i] = r.Status
+			if r.Status != http.StatusOK {
+				t.Logf("call %d: %s", i, r.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, s := range statuses {
+		if s != http.StatusOK {
+			t.Fatalf("call %d: %d", i, s)
+		}
+	}
+	chat := 0
+	for _, r := range up.Requests() {
+		if r.Path == "/v1/chat/completions" {
+			chat++
+		}
+	}
+	if chat != n {
+		t.Fatalf("%d chat calls upstream, want %d", chat, n)
+	}
+	if spent := before - g.Quota(g.UserID); spent != n*88 {
+		t.Fatalf("spent %d, want %d", spent, n*88)
+	}
+	if logs := g.ConsumeLogs(); len(logs) != n {
+		t.Fatalf("%d consume logs, want %d", len(logs), n)
+	}
+}
+
+// TestResponsesStreamBroken: an upstream that cuts its stream ends the
+// converted stream with response.failed, never response.completed.
+func TestResponsesStreamBroken(t *testing.T) {
+	e := apptest.New(t)
+	up := fakeupstream.New(t)
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: 14})
+	up.SetBehavior(fakeupstream.Behavior{Chunks: 3, FailAfter: 1})
+	r := e.Call(g.Key, "POST", "/v1/responses", `{"model":"gpt-test","input":"hi","stream":true}`)
+	evs := readEvents(t, r.Body)
+	last := evs[len(evs)-1]
+	if r.Status != http.StatusOK || last.Type != "response.failed" || slices.Contains(types(evs), "response.completed") {
+		t.Fatalf("events %v", types(evs))
 	}
 }
