@@ -48,10 +48,12 @@ type call struct {
 	limits   ratelimit.Ticket
 	limited  bool
 	attempts // attempts: the upstream requests made
-	// respIn is a Responses call's request, once decoded for conversion.
-	respIn  *responses.Request
-	answer  // attempts: the one that answered the client
-	settled bool
+	answer   // attempts: the one that answered the client
+	settled  bool
+
+	// respIn is a Responses call's request, once decoded for conversion
+	// (responsesapi.go).
+	respIn *responses.Request
 }
 
 // admission is what admit learns of a call: the caller's key and the
