@@ -61,7 +61,7 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		if c.learnsResponses(u, resp.StatusCode) {
+		if c.learnsResponses(u, resp) {
 			resp.Body.Close()
 			return errNoResponsesAPI // converted instead (responsesapi.go)
 		}

@@ -424,3 +424,21 @@ func TestResponsesStreamBroken(t *testing.T) {
 		t.Fatalf("events %v", types(evs))
 	}
 }
+
+// TestResponsesUnknownModelNotLearnt: OpenAI answers an unknown model 404
+// model_not_found on /v1/responses too; that 404 is the client's answer,
+// relayed as it came, and the channel keeps its Responses API.
+func TestResponsesUnknownModelNotLearnt(t *testing.T) {
+	e := apptest.New(t)
+	up := fakeupstream.New(t)
+	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
+	up.Script(fakeupstream.Behavior{Status: http.StatusNotFound})
+	r := e.Call(g.Key, "POST", "/v1/responses", `{"model":"gpt-test","input":"hi"}`)
+	if r.Status != http.StatusNotFound || !bytes.Contains(r.Body, []byte(`"model_not_found"`)) || up.Count() != 1 {
+		t.Fatalf("%d %s after %d upstream calls", r.Status, r.Body, up.Count())
+	}
+	r = e.Call(g.Key, "POST", "/v1/responses", `{"model":"gpt-test","input":"hi"}`)
+	if r.Status != http.StatusOK || up.LastRequest().Path != "/v1/responses" {
+		t.Fatalf("%d %s via %s", r.Status, r.Body, up.LastRequest().Path)
+	}
+}

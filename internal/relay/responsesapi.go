@@ -1,8 +1,11 @@
 package relay
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"sync"
 	"time"
 
@@ -94,13 +97,23 @@ func (c *call) responsesNative(u *upstream) bool {
 	return !c.rl.responsesLearned.unsupported(u.ID, c.rl.now())
 }
 
-// learnsResponses reports whether an upstream status on a native Responses
+// learnsResponses reports whether an upstream answer to a native Responses
 // call means the upstream lacks the route: 404 or 405 on a channel left on
-// auto. (A 404 of a model the upstream does not know would also switch the
-// channel; conversion then gets the same 404 from chat, which the client
-// sees as it would have.)
-func (c *call) learnsResponses(u *upstream, status int) bool {
-	return c.ep.responses && u.responsesAPI == channel.ResponsesAuto && (status == 404 || status == 405)
+// auto, unless the 404 says the model is unknown (OpenAI answers an
+// unknown model 404 model_not_found on every route: that is the client's
+// answer, and the channel keeps its Responses API). The body read to tell
+// is put back for relayVerbatim.
+func (c *call) learnsResponses(u *upstream, resp *http.Response) bool {
+	status := resp.StatusCode
+	if !c.ep.responses || u.responsesAPI != channel.ResponsesAuto || status != 404 && status != 405 {
+		return false
+	}
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	return !bytes.Contains(head, []byte("model_not_found"))
 }
 
 // responsesRequest decodes the body of a Responses call, once per call.
