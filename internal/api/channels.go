@@ -31,6 +31,7 @@ type channelView struct {
 	Priority     int64  `json:"priority"`
 	Weight       int64  `json:"weight"`
 	ModelMapping string `json:"model_mapping"`
+	Setting      string `json:"setting"`
 	Status       int    `json:"status"`
 	CreatedTime  int64  `json:"created_time"`
 	TestTime     int64  `json:"test_time"`
@@ -42,8 +43,8 @@ type channelView struct {
 func viewChannel(c *store.Channel) channelView {
 	return channelView{
 		ID: c.ID, Type: c.Type, Name: c.Name, HasKey: c.Key != "", BaseURL: c.BaseURL, Models: c.Models,
-		Group: c.Groups, Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Status: c.Status,
-		CreatedTime: c.CreatedTime, TestTime: c.TestTime, ResponseTime: c.ResponseTime, UsedQuota: c.UsedQuota,
+		Group: c.Groups, Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Setting: c.Setting,
+		Status: c.Status, CreatedTime: c.CreatedTime, TestTime: c.TestTime, ResponseTime: c.ResponseTime, UsedQuota: c.UsedQuota,
 		LastError: c.LastError,
 	}
 }
@@ -116,7 +117,8 @@ type createChannelRequest struct {
 	Priority     int64  `json:"priority"`
 	Weight       *int64 `json:"weight"` // default 1; 0 is allowed
 	ModelMapping string `json:"model_mapping"`
-	Status       *int   `json:"status"` // default 1
+	Setting      string `json:"setting"` // JSON object; responses_api (docs/api.md)
+	Status       *int   `json:"status"`  // default 1
 }
 
 // createChannel adds a channel and its abilities.
@@ -127,7 +129,8 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := channel.Fields{
 		Type: channel.TypeOpenAI, Name: req.Name, BaseURL: req.BaseURL, Models: req.Models, Groups: req.Group,
-		Priority: req.Priority, Weight: channel.DefaultWeight, ModelMapping: req.ModelMapping, Status: channel.StatusEnabled,
+		Priority: req.Priority, Weight: channel.DefaultWeight, ModelMapping: req.ModelMapping, Setting: req.Setting,
+		Status: channel.StatusEnabled,
 	}
 	setIfSent(&f.Type, req.Type)
 	setIfSent(&f.Weight, req.Weight)
@@ -138,7 +141,8 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	c := store.Channel{
 		Type: f.Type, Name: f.Name, Key: key, BaseURL: f.BaseURL, Models: f.Models,
-		Groups: f.Groups, Priority: f.Priority, Weight: f.Weight, ModelMapping: f.ModelMapping, Status: f.Status,
+		Groups: f.Groups, Priority: f.Priority, Weight: f.Weight, ModelMapping: f.ModelMapping, Setting: f.Setting,
+		Status: f.Status,
 	}
 	if err := s.Store.CreateChannel(r.Context(), &c); err != nil {
 		return err
@@ -157,6 +161,7 @@ type updateChannelRequest struct {
 	Priority     *int64  `json:"priority"`
 	Weight       *int64  `json:"weight"`
 	ModelMapping *string `json:"model_mapping"`
+	Setting      *string `json:"setting"`
 	Status       *int    `json:"status"`
 }
 
@@ -197,13 +202,14 @@ func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) error {
 func channelPatch(c *store.Channel, req *updateChannelRequest) (store.ChannelPatch, error) {
 	f := channel.Fields{
 		Type: c.Type, Name: c.Name, BaseURL: c.BaseURL, Models: c.Models, Groups: c.Groups,
-		Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Status: c.Status,
+		Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Setting: c.Setting, Status: c.Status,
 	}
 	setIfSent(&f.Name, req.Name)
 	setIfSent(&f.BaseURL, req.BaseURL)
 	setIfSent(&f.Models, req.Models)
 	setIfSent(&f.Groups, req.Group)
 	setIfSent(&f.ModelMapping, req.ModelMapping)
+	setIfSent(&f.Setting, req.Setting)
 	setIfSent(&f.Type, req.Type)
 	setIfSent(&f.Priority, req.Priority)
 	setIfSent(&f.Weight, req.Weight)
@@ -221,8 +227,8 @@ func channelPatch(c *store.Channel, req *updateChannelRequest) (store.ChannelPat
 	p := store.ChannelPatch{
 		Name: pick(req.Name != nil, &f.Name), BaseURL: pick(req.BaseURL != nil, &f.BaseURL),
 		Models: pick(req.Models != nil, &f.Models), Groups: pick(req.Group != nil, &f.Groups),
-		ModelMapping: pick(req.ModelMapping != nil, &f.ModelMapping),
-		Type:         req.Type, Priority: req.Priority, Weight: req.Weight, Status: req.Status,
+		ModelMapping: pick(req.ModelMapping != nil, &f.ModelMapping), Setting: pick(req.Setting != nil, &f.Setting),
+		Type: req.Type, Priority: req.Priority, Weight: req.Weight, Status: req.Status,
 	}
 	if req.Key != nil {
 		key, msg := channel.NormalizeKey(*req.Key)

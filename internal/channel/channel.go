@@ -100,6 +100,7 @@ type Fields struct {
 	Priority     int64
 	Weight       int64
 	ModelMapping string
+	Setting      string // JSON object (setting.go)
 	Status       int
 }
 
@@ -127,6 +128,9 @@ func (f *Fields) Normalize() string {
 		return msg
 	}
 	if f.ModelMapping, msg = NormalizeModelMapping(f.ModelMapping); msg != "" {
+		return msg
+	}
+	if f.Setting, msg = NormalizeSetting(f.Setting); msg != "" {
 		return msg
 	}
 	if f.Weight < 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/relay/dialect"
+	"github.com/modelgate/modelgate/internal/relay/responses"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/textfield"
 	"go.opentelemetry.io/otel/trace"
@@ -49,6 +50,10 @@ type call struct {
 	attempts // attempts: the upstream requests made
 	answer   // attempts: the one that answered the client
 	settled  bool
+
+	// respIn is a Responses call's request, once decoded for conversion
+	// (responsesapi.go).
+	respIn *responses.Request
 }
 
 // admission is what admit learns of a call: the caller's key and the

@@ -31,6 +31,8 @@ type upstream struct {
 	forward    dialect.HeaderForwarder
 	reasoning  dialect.ReasoningLimit
 	streamType string // the Content-Type of its streams
+	// responsesAPI is its setting responses_api (responsesapi.go).
+	responsesAPI string
 
 	models map[string]bool // models it has enabled abilities for, in any group
 	// breakers are its circuit breakers by model (the models above); they
@@ -111,7 +113,7 @@ func (c *catalog) reload(ctx context.Context) error {
 			c.log.Warn("channel has an invalid model mapping; ignoring it", "channel", ch.ID)
 		}
 		u := &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping,
-			models: map[string]bool{}}
+			models: map[string]bool{}, responsesAPI: channel.ResponsesAPIOf(ch.Setting)}
 		u.resolve()
 		s.channels[ch.ID] = u
 	}

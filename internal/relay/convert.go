@@ -11,6 +11,7 @@ import (
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
 	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/relay/openai"
+	"github.com/modelgate/modelgate/internal/relay/responses"
 )
 
 // convertChat serves a chat call whose ingress and channel speak different
@@ -50,6 +51,17 @@ func (c *call) convertChat(u *upstream) error {
 
 // chatRequest decodes the ingress body as an OpenAI chat request.
 func (c *call) chatRequest() (*openai.ChatRequest, error) {
+	if c.ep.responses {
+		in, err := c.responsesRequest()
+		if err != nil {
+			return nil, err
+		}
+		req, err := responses.ToChatRequest(in, c.meta.model)
+		if err != nil {
+			return nil, badRequest(err.Error())
+		}
+		return req, nil
+	}
 	if c.ep.ingress == dialect.Anthropic {
 		var in anthropic.Request
 		if err := json.Unmarshal(c.body, &in); err != nil {
@@ -92,7 +104,9 @@ func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	}
 	out.Model = c.meta.model
 	var answer any = out
-	if c.ep.ingress == dialect.Anthropic {
+	if c.ep.responses {
+		answer = responses.FromChatResponse(c.respIn, out, chatUsageOf(c.usage), c.meta.model, c.requestID, time.Now().Unix())
+	} else if c.ep.ingress == dialect.Anthropic {
 		msg := anthropic.FromChatResponse(out, c.meta.model)
 		msg.ID = "msg_" + c.requestID // the same id a stream of this call would carry
 		answer = msg

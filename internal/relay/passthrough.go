@@ -61,6 +61,10 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
+		if c.learnsResponses(u, resp) {
+			resp.Body.Close()
+			return errNoResponsesAPI // converted instead (responsesapi.go)
+		}
 		return c.relayVerbatim(resp) // an error answer: nothing to bill
 	}
 	c.channel = u

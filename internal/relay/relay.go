@@ -80,6 +80,9 @@ type Relay struct {
 	endStreams context.CancelFunc
 	memory     memoryReturner
 
+	// responsesLearned: channels found without /v1/responses (responsesapi.go).
+	responsesLearned responsesLearned
+
 	cooldownMu sync.Mutex
 	cooldown   map[int64]time.Time // channel id → skipped until
 	// breakers are the channel circuit breakers of this node (breakers.go).

@@ -27,13 +27,16 @@ type endpoint struct {
 	multipart bool
 	opaque    bool // answers need not be JSON: audio bytes, plain-text transcripts
 	free      bool // nothing is held or billed (count_tokens)
+	// responses: the Responses API, converted through chat where the
+	// channel does not speak it (responsesapi.go).
+	responses bool
 }
 
 var (
 	epChat          = &endpoint{name: "chat", path: "/v1/chat/completions", chat: true}
 	epCompletions   = &endpoint{name: "completions", path: "/v1/completions"}
 	epEmbeddings    = &endpoint{name: "embeddings", path: "/v1/embeddings", usage: usageEmbeddings}
-	epResponses     = &endpoint{name: "responses", path: "/v1/responses", usage: usageResponses}
+	epResponses     = &endpoint{name: "responses", path: "/v1/responses", usage: usageResponses, chat: true, responses: true}
 	epImages        = &endpoint{name: "images", path: "/v1/images/generations", usage: usageNone}
 	epSpeech        = &endpoint{name: "speech", path: "/v1/audio/speech", usage: usageNone, opaque: true}
 	epTranscription = &endpoint{name: "transcription", path: "/v1/audio/transcriptions", usage: usageNone, multipart: true, opaque: true}

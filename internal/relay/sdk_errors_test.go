@@ -165,7 +165,6 @@ func TestUnsupportedEndpointIs400(t *testing.T) {
 		body any
 	}{
 		{"/v1/embeddings", map[string]any{"model": "claude-only", "input": "hi"}},
-		{"/v1/responses", map[string]any{"model": "claude-only", "input": "hi"}},
 		{"/v1/images/generations", map[string]any{"model": "claude-only", "prompt": "a cat"}},
 		{"/v1/audio/speech", map[string]any{"model": "claude-only", "input": "hi", "voice": "alloy"}},
 		{"/v1/completions", map[string]any{"model": "claude-only", "prompt": "hi"}},
@@ -178,7 +177,8 @@ func TestUnsupportedEndpointIs400(t *testing.T) {
 	pinned := fmt.Sprintf("%s-%d", f.adminKey, f.claudeID)
 	wantOpenAIError(t, f.e.Call(pinned, "POST", "/v1/embeddings", map[string]any{"model": "claude-only", "input": "hi"}),
 		http.StatusBadRequest, "invalid_request_error", "unsupported_endpoint", fmt.Sprintf("指定的渠道 %d 不支持接口 /v1/embeddings", f.claudeID))
-	// Chat still reaches the Anthropic channel by conversion.
+	// Chat still reaches the Anthropic channel by conversion (and so do
+	// Responses calls: responses_test.go).
 	if r := f.e.Call(f.g.Key, "POST", "/v1/chat/completions", authChat("claude-only")); r.Status != http.StatusOK {
 		t.Fatalf("chat on claude-only: %d %s", r.Status, r.Body)
 	}

@@ -11,12 +11,16 @@ import (
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
 	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/relay/openai"
+	"github.com/modelgate/modelgate/internal/relay/responses"
 	"github.com/modelgate/modelgate/internal/relay/sse"
 )
 
 // attempt sends the call to channel u in the right way: an ingress API the
 // channel speaks natively is passed through, anything else converted.
 func (c *call) attempt(u *upstream) error {
+	if c.ep.responses {
+		return c.attemptResponses(u)
+	}
 	if u.api != c.ep.ingress {
 		return c.convertChat(u)
 	}
@@ -47,7 +51,11 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 
 	var text strings.Builder // for local counting when no usage comes
 	var msgs *anthropic.MessagesStream
-	if c.ep.ingress == dialect.Anthropic {
+	var rs *responses.Stream
+	if c.ep.responses {
+		rs = responses.NewStream(c.respIn, c.meta.model, c.requestID, time.Now().Unix())
+		c.writeEvents(rs.Start())
+	} else if c.ep.ingress == dialect.Anthropic {
 		msgs = anthropic.NewMessagesStream(c.meta.model, "msg_"+c.requestID)
 	}
 	var failure error
@@ -71,7 +79,7 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 			if d.left() {
 				continue
 			}
-			if err := c.writeChunk(msgs, &chunks[i]); err != nil {
+			if err := c.writeChunk(msgs, rs, &chunks[i]); err != nil {
 				d.leave()
 			}
 		}
@@ -89,11 +97,19 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 		return nil
 	}
 	if failure != nil {
-		c.writeStreamFailure(c.streamBroken(failure))
+		msg := c.streamBroken(failure)
+		if rs != nil {
+			c.writeEvents(rs.Fail(msg))
+		} else {
+			c.writeStreamFailure(msg)
+		}
 		rc.Flush()
 		return nil
 	}
-	if msgs != nil {
+	if rs != nil {
+		rs.SetUsage(chatUsageOf(c.usage))
+		c.writeEvents(rs.Finish())
+	} else if msgs != nil {
 		msgs.Convert(&openai.ChatChunk{Usage: &usage})
 		for _, ev := range msgs.Finish() {
 			sse.Write(c.w, ev.Name, ev.Data)
@@ -111,7 +127,10 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 }
 
 // writeChunk writes one OpenAI chunk to the client in the ingress dialect.
-func (c *call) writeChunk(msgs *anthropic.MessagesStream, chunk *openai.ChatChunk) error {
+func (c *call) writeChunk(msgs *anthropic.MessagesStream, rs *responses.Stream, chunk *openai.ChatChunk) error {
+	if rs != nil {
+		return c.writeEvents(rs.Convert(chunk))
+	}
 	if msgs == nil {
 		b, err := json.Marshal(chunk)
 		if err != nil {

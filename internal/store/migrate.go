@@ -38,6 +38,7 @@ var migrations = []migration{
 	{"0021_config_state", binaryCollation(migration0021)},
 	{"0022_plan_usage_slices", binaryCollation(migration0022)},
 	{"0023_cluster_join_tokens", binaryCollation(migration0023)},
+	{"0024_channel_setting", binaryCollation(migration0024)},
 	{"0026_cluster_grants", binaryCollation(migration0026)},
 	{"0027_received_payments", binaryCollation(migration0027)},
 }

@@ -64,6 +64,7 @@ type Channel struct {
 	Priority     int64  `gorm:"not null;default:0"`
 	Weight       int64  `gorm:"not null;default:1"`
 	ModelMapping string `gorm:"type:text"`
+	Setting      string `gorm:"type:text"` // JSON object of channel options (channel.NormalizeSetting)
 	Status       int    `gorm:"not null;default:1"`
 	CreatedTime  int64  `gorm:"not null;default:0"`
 	TestTime     int64  `gorm:"not null;default:0"`

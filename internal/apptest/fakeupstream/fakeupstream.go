@@ -173,6 +173,8 @@ type Server struct {
 	stop   chan struct{} // closed when the test ends: hanging handlers return
 	ids    atomic.Int64
 	open   atomic.Int64
+	// chatOnly answers /v1/responses 404 as an unknown route (SetChatOnly).
+	chatOnly atomic.Bool
 
 	mu       sync.Mutex
 	behavior Behavior
@@ -188,6 +190,11 @@ type Option func(*Server)
 func WithKey(keys ...string) Option {
 	return func(s *Server) { s.keys = keys }
 }
+
+// SetChatOnly makes the server an OpenAI-compatible upstream without the
+// Responses API, as many are: POST /v1/responses answers 404 like any
+// unknown route (the request is still recorded). false restores it.
+func (s *Server) SetChatOnly(on bool) { s.chatOnly.Store(on) }
 
 // WithModels sets the models the list endpoints of all three dialects
 // return (default: a few real names per dialect).

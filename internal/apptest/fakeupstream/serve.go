@@ -124,7 +124,7 @@ func (s *Server) endpoint(dialect string, h handler) http.Handler {
 
 		var f *failure
 		switch {
-		case h == nil:
+		case h == nil, dialect == OpenAI && r.URL.Path == "/v1/responses" && s.chatOnly.Load():
 			f = notFound(x.dialect, r)
 		case readErr != nil:
 			f = &failure{status: http.StatusBadRequest, message: "read request body: " + readErr.Error()}
