@@ -71,6 +71,7 @@ type ChannelPatch struct {
 	Priority     *int64
 	Weight       *int64
 	ModelMapping *string
+	Other        *string
 	Status       *int
 }
 
@@ -92,6 +93,7 @@ func (s *Store) UpdateChannel(ctx context.Context, id int64, p ChannelPatch) err
 	put("priority", deref(p.Priority), p.Priority != nil)
 	put("weight", deref(p.Weight), p.Weight != nil)
 	put("model_mapping", deref(p.ModelMapping), p.ModelMapping != nil)
+	put("other", deref(p.Other), p.Other != nil)
 	put("status", deref(p.Status), p.Status != nil)
 	return s.write(ctx, "update channel", func(tx *Tx) error {
 		var c Channel

@@ -64,6 +64,9 @@ type Channel struct {
 	Priority     int64  `gorm:"not null;default:0"`
 	Weight       int64  `gorm:"not null;default:1"`
 	ModelMapping string `gorm:"type:text"`
+	// Other is the type's own setting (one-api's "other"): Azure's
+	// api-version, Vertex's region; empty for the other types.
+	Other        string `gorm:"column:other;size:512;not null;default:''"`
 	Status       int    `gorm:"not null;default:1"`
 	CreatedTime  int64  `gorm:"not null;default:0"`
 	TestTime     int64  `gorm:"not null;default:0"`
