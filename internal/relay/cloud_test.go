@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/apptest"
@@ -368,4 +369,131 @@ func TestCloudChannelFields(t *testing.T) {
 	}
 	create(channel.TypeOpenAI, "", "sk-plain", "").Decode(t, &ch)
 	root.Fail("PUT", "/api/channel/", map[string]any{"id": ch.ID, "type": channel.TypeBedrock}, http.StatusOK, channel.MsgBedrockKey)
+}
+
+// TestCloudBillingCacheAndTiers is TestBillingCacheAndTiers for the cloud
+// types: the balance moves by exactly the cost computed by hand from what
+// the provider reported (cache reads, 5-minute and 1-hour writes where the
+// provider reports them), at the prices of the prompt's tier.
+func TestCloudBillingCacheAndTiers(t *testing.T) {
+	below := fakeupstream.Behavior{PromptTokens: 900, CachedTokens: 400, CacheWriteTokens: 200, CacheWrite1hTokens: 100, CompletionTokens: 50}
+	above := fakeupstream.Behavior{PromptTokens: 1500, CachedTokens: 600, CacheWriteTokens: 300, CacheWrite1hTokens: 200, CompletionTokens: 100}
+	messages := func(model string, stream bool) map[string]any {
+		return map[string]any{"model": model, "max_tokens": 100, "stream": stream, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
+	}
+	chat := func(model string, stream bool) map[string]any { return chatBody(model, "hi", stream) }
+	type door struct{ url, key string }
+	for _, tc := range []struct {
+		name  string
+		typ   int
+		model string
+		path  string
+		body  func(model string, stream bool) map[string]any
+		// writes: 0 none reported; 1 5-minute and 1-hour apart; 2 one
+		// figure (Converse's cacheWriteInputTokens), billed at the
+		// 5-minute write price.
+		writes int
+		front  func(t *testing.T, up *fakeupstream.Server) door
+	}{
+		{"azure chat", channel.TypeAzure, azureModel, "/v1/chat/completions", chat, 0, func(t *testing.T, up *fakeupstream.Server) door {
+			return door{fakecloud.NewAzure(t, up, fakeupstream.DefaultKey, "k", azureModel).URL, "k"}
+		}},
+		{"bedrock claude messages", channel.TypeBedrock, bedrockClaude, "/v1/messages", messages, 1, func(t *testing.T, up *fakeupstream.Server) door {
+			return door{fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1").URL, bedrockKey(awsCreds, "us-east-1")}
+		}},
+		{"bedrock claude chat", channel.TypeBedrock, bedrockClaude, "/v1/chat/completions", chat, 1, func(t *testing.T, up *fakeupstream.Server) door {
+			return door{fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1").URL, bedrockKey(awsCreds, "us-east-1")}
+		}},
+		{"bedrock converse chat", channel.TypeBedrock, bedrockNova, "/v1/chat/completions", chat, 2, func(t *testing.T, up *fakeupstream.Server) door {
+			return door{fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1").URL, bedrockKey(awsCreds, "us-east-1")}
+		}},
+		{"vertex claude messages", channel.TypeVertex, vertexClaude, "/v1/messages", messages, 1, func(t *testing.T, up *fakeupstream.Server) door {
+			tokens := fakecloud.NewGoogleTokens(t)
+			sa := tokens.NewServiceAccount(t, "billing", "proj-1")
+			return door{fakecloud.NewVertex(t, tokens, up, fakeupstream.DefaultKey, "us-central1").URL, sa.JSON}
+		}},
+		{"vertex gemini chat", channel.TypeVertex, vertexGemini, "/v1/chat/completions", chat, 0, func(t *testing.T, up *fakeupstream.Server) door {
+			tokens := fakecloud.NewGoogleTokens(t)
+			sa := tokens.NewServiceAccount(t, "billing", "proj-1")
+			return door{fakecloud.NewVertex(t, tokens, up, fakeupstream.DefaultKey, "us-central1").URL, sa.JSON}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := apptest.New(t)
+			up := fakeupstream.New(t)
+			d := tc.front(t, up)
+			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: d.url, UpstreamKey: d.key, ChannelType: tc.typ, Model: tc.model,
+				InputPrice: 3, OutputPrice: 15})
+			update := map[string]any{"id": g.ModelPriceID(t, tc.model)}
+			for k, v := range cachePrices {
+				update[k] = v
+			}
+			g.Root.OK("PUT", "/api/model_price/", update)
+			for _, c := range []struct {
+				b                    fakeupstream.Behavior
+				writes, noWrit, oneW int64
+			}{
+				// oneW: 200×3 + 400×0.3 + 300×3.75 + 50×15; above: 400×6 + 600×0.6 + 500×7.5 + 100×22.5.
+				{below, 2820, 2370, 2595},
+				{above, 9660, 8010, 8760},
+			} {
+				up.SetBehavior(c.b)
+				want, wantWrite, wantWrite1h := c.noWrit, int64(0), int64(0)
+				switch tc.writes {
+				case 1:
+					want, wantWrite, wantWrite1h = c.writes, c.b.CacheWriteTokens, c.b.CacheWrite1hTokens
+				case 2:
+					want, wantWrite = c.oneW, c.b.CacheWriteTokens+c.b.CacheWrite1hTokens
+				}
+				for _, stream := range []bool{false, true} {
+					before, n := g.Accounts(), len(g.ConsumeLogs())
+					r := e.Call(g.Key, "POST", tc.path, tc.body(tc.model, stream), "anthropic-version", "2023-06-01")
+					if r.Status != http.StatusOK {
+						t.Fatalf("prompt %d, stream %v: %d %s", c.b.PromptTokens, stream, r.Status, r.Body)
+					}
+					l := checkBilled(t, g, before, n, want)
+					if l.PromptTokens != c.b.PromptTokens || l.CachedTokens != c.b.CachedTokens || l.CompletionTokens != c.b.CompletionTokens ||
+						l.CacheWriteTokens != wantWrite || l.CacheWrite1hTokens != wantWrite1h {
+						t.Errorf("prompt %d, stream %v: log tokens %+v", c.b.PromptTokens, stream, l)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestVertexParallelFirstCalls: concurrent first calls of a Vertex channel
+// share one token grant, and each is billed exactly once.
+func TestVertexParallelFirstCalls(t *testing.T) {
+	up := usageBackend(t)
+	tokens := fakecloud.NewGoogleTokens(t)
+	sa := tokens.NewServiceAccount(t, "parallel", "proj-1")
+	v := fakecloud.NewVertex(t, tokens, up, fakeupstream.DefaultKey, "us-central1")
+	c := newCloudGateway(t, channel.TypeVertex, v.URL, sa.JSON, vertexGemini)
+	c.g.SetQuota(1_000_000_000) // every call's hold at once
+	before, n := c.g.Accounts(), len(c.g.ConsumeLogs())
+	const calls = 100
+	var wg sync.WaitGroup
+	failed := make(chan string, calls)
+	for range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := c.e.Call(c.g.Key, "POST", "/v1/chat/completions", chatBody(vertexGemini, "hi", false)); r.Status != http.StatusOK {
+				failed <- string(r.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	close(failed)
+	for f := range failed {
+		t.Fatalf("a parallel call failed: %s", f)
+	}
+	if _, grants := tokens.Grants(sa.Email); grants != 1 {
+		t.Errorf("%d grants for %d concurrent first calls, want 1", grants, calls)
+	}
+	after := c.g.Accounts()
+	if got, want := before.Quota-after.Quota, calls*tokenCost(2, 8, 0, 12, 8, 0, 1); got != want || len(c.g.ConsumeLogs()) != n+calls {
+		t.Errorf("balance fell by %d over %d logs, want %d over %d", got, len(c.g.ConsumeLogs())-n, want, calls)
+	}
 }
