@@ -264,6 +264,15 @@ func TestBedrockChannel(t *testing.T) {
 	c.checkTestButton(t, bedrockClaude)
 	c.checkTestButton(t, bedrockNova)
 
+	// count_tokens is counted locally: Bedrock has no Anthropic counting
+	// route at the same place.
+	before := len(b.Requests())
+	if r := c.e.Call(c.g.Key, "POST", "/v1/messages/count_tokens", map[string]any{"model": bedrockClaude,
+		"messages": []map[string]string{{"role": "user", "content": "hello there"}}}); r.Status != http.StatusOK ||
+		!strings.Contains(string(r.Body), `"input_tokens":`) || len(b.Requests()) != before {
+		t.Errorf("count_tokens: %d %s, %d requests reached Bedrock", r.Status, r.Body, len(b.Requests())-before)
+	}
+
 	wrong := awsCreds
 	wrong.SecretAccessKey = "not-the-secret"
 	c.g.UpdateChannel(c.g.ChannelID, map[string]any{"key": bedrockKey(wrong, "us-east-1")})
