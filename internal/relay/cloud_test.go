@@ -506,3 +506,46 @@ func TestVertexParallelFirstCalls(t *testing.T) {
 		t.Errorf("balance fell by %d over %d logs, want %d over %d", got, len(c.g.ConsumeLogs())-n, want, calls)
 	}
 }
+
+// TestBedrockStreamException: an exception frame after the 200 (how
+// Bedrock reports throttling mid-stream) ends the client's stream with an
+// error, never a clean end, on the passthrough and the converted path.
+func TestBedrockStreamException(t *testing.T) {
+	up := usageBackend(t)
+	b := fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1")
+	c := newCloudGateway(t, channel.TypeBedrock, b.URL, bedrockKey(awsCreds, "us-east-1"), bedrockClaude, bedrockNova)
+	b.SetStreamException("throttlingException")
+	r := c.e.Call(c.g.Key, "POST", "/v1/messages", claudeBody(bedrockClaude, true), "anthropic-version", "2023-06-01")
+	if s := string(r.Body); r.Status != http.StatusOK || !strings.Contains(s, "event: message_start") ||
+		!strings.Contains(s, "event: error") || strings.Contains(s, "message_stop") {
+		t.Errorf("messages stream with an exception: %d %s", r.Status, s)
+	}
+	for _, model := range []string{bedrockClaude, bedrockNova} {
+		r = c.e.Call(c.g.Key, "POST", "/v1/chat/completions", chatBody(model, "hi", true))
+		if s := string(r.Body); r.Status != http.StatusOK || !strings.Contains(s, `"error"`) || strings.Contains(s, "[DONE]") {
+			t.Errorf("%s chat stream with an exception: %d %s", model, r.Status, s)
+		}
+	}
+	if st := c.g.ChannelState(c.g.ChannelID); st.Status != channel.StatusEnabled {
+		t.Errorf("a throttled stream changed the channel to status %d", st.Status)
+	}
+}
+
+// TestAzureNativeRoutes: embeddings at the deployment's URL, Responses at
+// the resource's with the deployment as model, on a dated api-version.
+func TestAzureNativeRoutes(t *testing.T) {
+	up := usageBackend(t)
+	az := fakecloud.NewAzure(t, up, fakeupstream.DefaultKey, "azure-key-1", "my-deployment")
+	c := newCloudGateway(t, channel.TypeAzure, az.URL, "azure-key-1", azureModel)
+	c.g.UpdateChannel(c.g.ChannelID, map[string]any{"other": "2025-03-01-preview", "model_mapping": `{"gpt-4o":"my-deployment"}`})
+	c.billedCall(t, "/v1/responses", map[string]any{"model": azureModel, "input": "hi"})
+	last := az.LastRequest(t)
+	if last.Path != "/openai/responses" || last.RawQuery != "api-version=2025-03-01-preview" || !strings.Contains(string(last.Body), `"model":"my-deployment"`) {
+		t.Errorf("responses sent to %s?%s: %s", last.Path, last.RawQuery, last.Body)
+	}
+	r := c.e.Call(c.g.Key, "POST", "/v1/embeddings", map[string]any{"model": azureModel, "input": "hi"})
+	last = az.LastRequest(t)
+	if r.Status != http.StatusOK || last.Path != "/openai/deployments/my-deployment/embeddings" || last.RawQuery != "api-version=2025-03-01-preview" {
+		t.Errorf("embeddings: %d %s, sent to %s?%s", r.Status, r.Body, last.Path, last.RawQuery)
+	}
+}
