@@ -39,7 +39,7 @@ var migrations = []migration{
 	{"0022_plan_usage_slices", binaryCollation(migration0022)},
 	{"0023_cluster_join_tokens", binaryCollation(migration0023)},
 	{"0026_cluster_grants", binaryCollation(migration0026)},
-	{"0027_channel_other", binaryCollation(migration0027)},
+	{"0029_channel_other", binaryCollation(migration0029)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the
