@@ -32,6 +32,7 @@ type channelView struct {
 	Weight       int64  `json:"weight"`
 	ModelMapping string `json:"model_mapping"`
 	Setting      string `json:"setting"`
+	Other        string `json:"other"`
 	Status       int    `json:"status"`
 	CreatedTime  int64  `json:"created_time"`
 	TestTime     int64  `json:"test_time"`
@@ -43,7 +44,7 @@ type channelView struct {
 func viewChannel(c *store.Channel) channelView {
 	return channelView{
 		ID: c.ID, Type: c.Type, Name: c.Name, HasKey: c.Key != "", BaseURL: c.BaseURL, Models: c.Models,
-		Group: c.Groups, Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Setting: c.Setting,
+		Group: c.Groups, Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Setting: c.Setting, Other: c.Other,
 		Status: c.Status, CreatedTime: c.CreatedTime, TestTime: c.TestTime, ResponseTime: c.ResponseTime, UsedQuota: c.UsedQuota,
 		LastError: c.LastError,
 	}
@@ -118,7 +119,8 @@ type createChannelRequest struct {
 	Weight       *int64 `json:"weight"` // default 1; 0 is allowed
 	ModelMapping string `json:"model_mapping"`
 	Setting      string `json:"setting"` // JSON object; responses_api (docs/api.md)
-	Status       *int   `json:"status"`  // default 1
+	Other        string `json:"other"`
+	Status       *int   `json:"status"` // default 1
 }
 
 // createChannel adds a channel and its abilities.
@@ -129,7 +131,7 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := channel.Fields{
 		Type: channel.TypeOpenAI, Name: req.Name, BaseURL: req.BaseURL, Models: req.Models, Groups: req.Group,
-		Priority: req.Priority, Weight: channel.DefaultWeight, ModelMapping: req.ModelMapping, Setting: req.Setting,
+		Priority: req.Priority, Weight: channel.DefaultWeight, ModelMapping: req.ModelMapping, Setting: req.Setting, Other: req.Other,
 		Status: channel.StatusEnabled,
 	}
 	setIfSent(&f.Type, req.Type)
@@ -139,9 +141,12 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	if msg := firstProblem(f.Normalize(), keyMsg); msg != "" {
 		return httpx.Fail(msg)
 	}
+	if msg := channel.CheckKey(f.Type, key); msg != "" {
+		return httpx.Fail(msg)
+	}
 	c := store.Channel{
 		Type: f.Type, Name: f.Name, Key: key, BaseURL: f.BaseURL, Models: f.Models,
-		Groups: f.Groups, Priority: f.Priority, Weight: f.Weight, ModelMapping: f.ModelMapping, Setting: f.Setting,
+		Groups: f.Groups, Priority: f.Priority, Weight: f.Weight, ModelMapping: f.ModelMapping, Setting: f.Setting, Other: f.Other,
 		Status: f.Status,
 	}
 	if err := s.Store.CreateChannel(r.Context(), &c); err != nil {
@@ -162,6 +167,7 @@ type updateChannelRequest struct {
 	Weight       *int64  `json:"weight"`
 	ModelMapping *string `json:"model_mapping"`
 	Setting      *string `json:"setting"`
+	Other        *string `json:"other"`
 	Status       *int    `json:"status"`
 }
 
@@ -202,9 +208,10 @@ func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) error {
 func channelPatch(c *store.Channel, req *updateChannelRequest) (store.ChannelPatch, error) {
 	f := channel.Fields{
 		Type: c.Type, Name: c.Name, BaseURL: c.BaseURL, Models: c.Models, Groups: c.Groups,
-		Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Setting: c.Setting, Status: c.Status,
+		Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Setting: c.Setting, Other: c.Other, Status: c.Status,
 	}
 	setIfSent(&f.Name, req.Name)
+	setIfSent(&f.Other, req.Other)
 	setIfSent(&f.BaseURL, req.BaseURL)
 	setIfSent(&f.Models, req.Models)
 	setIfSent(&f.Groups, req.Group)
@@ -228,7 +235,10 @@ func channelPatch(c *store.Channel, req *updateChannelRequest) (store.ChannelPat
 		Name: pick(req.Name != nil, &f.Name), BaseURL: pick(req.BaseURL != nil, &f.BaseURL),
 		Models: pick(req.Models != nil, &f.Models), Groups: pick(req.Group != nil, &f.Groups),
 		ModelMapping: pick(req.ModelMapping != nil, &f.ModelMapping), Setting: pick(req.Setting != nil, &f.Setting),
-		Type: req.Type, Priority: req.Priority, Weight: req.Weight, Status: req.Status,
+		// A type change may change what "other" means: it is stored
+		// (cleaned, defaulted) whenever either was sent.
+		Other: pick(req.Other != nil || req.Type != nil, &f.Other),
+		Type:  req.Type, Priority: req.Priority, Weight: req.Weight, Status: req.Status,
 	}
 	if req.Key != nil {
 		key, msg := channel.NormalizeKey(*req.Key)
@@ -238,6 +248,13 @@ func channelPatch(c *store.Channel, req *updateChannelRequest) (store.ChannelPat
 		if key != "" {
 			p.Key = &key
 		}
+	}
+	key := c.Key // the key the channel will have, checked against its type
+	if p.Key != nil {
+		key = *p.Key
+	}
+	if msg := channel.CheckKey(f.Type, key); msg != "" {
+		return p, httpx.Fail(msg)
 	}
 	return p, nil
 }

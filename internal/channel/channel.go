@@ -20,6 +20,9 @@ const (
 	TypeOpenAI    = 1  // OpenAI-compatible chat completions API
 	TypeAnthropic = 14 // Anthropic messages API
 	TypeGemini    = 24 // Google Gemini API
+	TypeAzure     = 3  // Azure OpenAI (relay/azure)
+	TypeBedrock   = 33 // AWS Bedrock (relay/bedrock)
+	TypeVertex    = 41 // Google Vertex AI (relay/vertex)
 )
 
 // Statuses. Only an enabled channel serves requests; 3 is set by the relay
@@ -61,7 +64,7 @@ var (
 
 // Validation messages.
 const (
-	MsgTypeInvalid         = "不支持的渠道类型,可选 1 (OpenAI 兼容)、14 (Anthropic)、24 (Gemini)"
+	MsgTypeInvalid         = "不支持的渠道类型,可选 1 (OpenAI 兼容)、3 (Azure OpenAI)、14 (Anthropic)、24 (Gemini)、33 (AWS Bedrock)、41 (Google Vertex AI)"
 	MsgNameLength          = "渠道名称长度必须在 1 到 128 个字符之间"
 	MsgBaseURLInvalid      = "Base URL 必须是 http 或 https 地址,且不能带查询参数"
 	MsgModelsEmpty         = "模型列表不能为空"
@@ -76,6 +79,12 @@ var defaultBaseURLs = map[int]string{
 	TypeOpenAI:    "https://api.openai.com",
 	TypeAnthropic: "https://api.anthropic.com",
 	TypeGemini:    "https://generativelanguage.googleapis.com",
+	// Azure has no default (the resource endpoint is the operator's);
+	// Bedrock's and Vertex's depend on the region, in the key or in
+	// "other": empty stays empty and the provider package picks it.
+	TypeAzure:   "",
+	TypeBedrock: "",
+	TypeVertex:  "",
 }
 
 // ValidType reports whether t is a supported provider type.
@@ -101,7 +110,10 @@ type Fields struct {
 	Weight       int64
 	ModelMapping string
 	Setting      string // JSON object (setting.go)
-	Status       int
+	// Other is the type's own setting: Azure's api-version, Vertex's
+	// region (credentials.go); other types keep none.
+	Other  string
+	Status int
 }
 
 // Normalize cleans f in place (trims, applies defaults, dedupes the lists)
@@ -131,6 +143,9 @@ func (f *Fields) Normalize() string {
 		return msg
 	}
 	if f.Setting, msg = NormalizeSetting(f.Setting); msg != "" {
+		return msg
+	}
+	if f.Other, msg = NormalizeOther(f.Type, f.Other); msg != "" {
 		return msg
 	}
 	if f.Weight < 0 {
@@ -212,6 +227,12 @@ func NormalizeBaseURL(typ int, raw string) (string, string) {
 		raw = defaultBaseURLs[typ]
 	}
 	raw = strings.TrimRight(raw, "/")
+	if raw == "" {
+		if typ == TypeAzure {
+			return "", MsgAzureBaseURL
+		}
+		return "", "" // Bedrock, Vertex: the region's endpoint
+	}
 	if msg := baseURLText.Validate(raw); msg != "" {
 		return "", msg
 	}

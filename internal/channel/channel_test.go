@@ -152,7 +152,12 @@ func TestFieldsNormalize(t *testing.T) {
 		msg    string
 	}{
 		{"type 0", func(f *Fields) { f.Type = 0 }, MsgTypeInvalid},
-		{"type 3", func(f *Fields) { f.Type = 3 }, MsgTypeInvalid},
+		{"type 2", func(f *Fields) { f.Type = 2 }, MsgTypeInvalid},
+		{"type 42", func(f *Fields) { f.Type = 42 }, MsgTypeInvalid},
+		{"azure without endpoint", func(f *Fields) { f.Type = TypeAzure }, MsgAzureBaseURL},
+		{"azure bad version", func(f *Fields) { f.Type, f.BaseURL, f.Other = TypeAzure, "https://r.openai.azure.com", "2024-13-01" }, MsgAzureAPIVersion},
+		{"vertex bad region", func(f *Fields) { f.Type, f.Other = TypeVertex, "us-central1/../x" }, MsgVertexRegion},
+		{"other with NUL", func(f *Fields) { f.Other = "a\x00b" }, "other 含有无效字符:须为 UTF-8 文本,不能含 NUL 或控制字符"},
 		{"empty name", func(f *Fields) { f.Name = "  " }, MsgNameLength},
 		{"long name", func(f *Fields) { f.Name = strings.Repeat("名", 129) }, MsgNameLength},
 		{"bad url", func(f *Fields) { f.BaseURL = "localhost:8080" }, MsgBaseURLInvalid},
@@ -191,5 +196,35 @@ func TestKeyAndLastErrorText(t *testing.T) {
 	}
 	if got := CleanLastError(long); len(got) > 4096 || !utf8.ValidString(got) {
 		t.Errorf("CleanLastError: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+}
+
+func TestCloudTypeDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		typ              int
+		other, wantOther string
+	}{
+		{TypeAzure, "", "2024-10-21"},
+		{TypeAzure, " v1 ", "v1"},
+		{TypeBedrock, "", ""},
+		{TypeVertex, "", "us-central1"},
+		{TypeVertex, "global", "global"},
+	} {
+		f := Fields{Type: tc.typ, Name: "c", Models: "m", Weight: 1, Status: StatusEnabled, Other: tc.other}
+		if tc.typ == TypeAzure {
+			f.BaseURL = "https://r.openai.azure.com/"
+		}
+		if msg := f.Normalize(); msg != "" || f.Other != tc.wantOther {
+			t.Errorf("type %d other %q: %q, other %q, want %q", tc.typ, tc.other, msg, f.Other, tc.wantOther)
+		}
+		if tc.typ != TypeAzure && f.BaseURL != "" {
+			t.Errorf("type %d: base_url defaulted to %q; the region's endpoint is the provider package's", tc.typ, f.BaseURL)
+		}
+	}
+	if msg := CheckKey(TypeBedrock, "AKIAGATEWAYTEST00001|s|us-east-1|"); msg != MsgBedrockKey {
+		t.Errorf("empty session token part: %q", msg)
+	}
+	if msg := CheckKey(TypeOpenAI, "anything goes"); msg != "" {
+		t.Errorf("openai key refused: %q", msg)
 	}
 }

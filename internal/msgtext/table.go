@@ -75,9 +75,14 @@ var english = map[string]entry{
 	"用户余额在读取后已变化,请刷新后重试,或使用 POST /api/topup 调整余额": {text: "the user's balance changed since it was read; reload and retry, or adjust it with POST /api/topup"},
 
 	// Channels.
-	"不支持的渠道类型,可选 1 (OpenAI 兼容)、14 (Anthropic)、24 (Gemini)": {text: "unsupported channel type; use 1 (OpenAI-compatible), 14 (Anthropic) or 24 (Gemini)"},
-	"渠道名称长度必须在 1 到 128 个字符之间":                              {text: "channel name must be 1 to 128 characters"},
-	"Base URL 必须是 http 或 https 地址,且不能带查询参数":                {text: "base URL must be an http or https URL without a query"},
+	"不支持的渠道类型,可选 1 (OpenAI 兼容)、3 (Azure OpenAI)、14 (Anthropic)、24 (Gemini)、33 (AWS Bedrock)、41 (Google Vertex AI)": {text: "unsupported channel type; use 1 (OpenAI-compatible), 3 (Azure OpenAI), 14 (Anthropic), 24 (Gemini), 33 (AWS Bedrock) or 41 (Google Vertex AI)"},
+	"Azure OpenAI 渠道必须填写 Base URL (资源终结点,如 https://NAME.openai.azure.com)":                                         {text: "an Azure OpenAI channel needs a Base URL (the resource endpoint, like https://NAME.openai.azure.com)"},
+	"api-version 无效,应为 2024-10-21、2025-03-01-preview 这样的日期或 v1":                                                    {text: "invalid api-version; use a date like 2024-10-21 or 2025-03-01-preview, or v1"},
+	"Vertex AI 区域无效,应为 us-central1 这样的区域名或 global":                                                                 {text: "invalid Vertex AI region; use a region name like us-central1, or global"},
+	"AWS Bedrock 密钥格式应为 ACCESS_KEY_ID|SECRET_ACCESS_KEY|REGION[|SESSION_TOKEN]":                                    {text: "an AWS Bedrock key must be ACCESS_KEY_ID|SECRET_ACCESS_KEY|REGION[|SESSION_TOKEN]"},
+	"Vertex AI 密钥应为服务账号的 JSON 密钥 (type 为 service_account,含 project_id、client_email 和 RSA 私钥)":                      {text: "a Vertex AI key must be a service account's JSON key (type service_account, with project_id, client_email and an RSA private key)"},
+	"渠道名称长度必须在 1 到 128 个字符之间":                                                                                      {text: "channel name must be 1 to 128 characters"},
+	"Base URL 必须是 http 或 https 地址,且不能带查询参数":                                                                        {text: "base URL must be an http or https URL without a query"},
 	"模型列表不能为空":                                             {text: "model list must not be empty"},
 	"模型名称不能超过 191 个字符":                                     {text: "model name must be at most 191 characters"},
 	"分组列表不能超过 512 个字符":                                     {text: "group list must be at most 512 characters"},

@@ -21,6 +21,7 @@ type upstream struct {
 	Name    string
 	Key     string
 	BaseURL string
+	Other   string            // the type's own setting (Azure's api-version, Vertex's region)
 	Mapping map[string]string // requested model → upstream model
 
 	// dialect is how the relay speaks to it, by Type, with the optional
@@ -29,6 +30,7 @@ type upstream struct {
 	api        dialect.API // the ingress API it speaks natively (dialect.None: none)
 	native     dialect.Native
 	forward    dialect.HeaderForwarder
+	framed     dialect.Framed
 	reasoning  dialect.ReasoningLimit
 	streamType string // the Content-Type of its streams
 	// responsesAPI is its setting responses_api (responsesapi.go).
@@ -112,8 +114,8 @@ func (c *catalog) reload(ctx context.Context) error {
 		if err != nil {
 			c.log.Warn("channel has an invalid model mapping; ignoring it", "channel", ch.ID)
 		}
-		u := &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping,
-			models: map[string]bool{}, responsesAPI: channel.ResponsesAPIOf(ch.Setting)}
+		u := &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Other: ch.Other,
+			Mapping: mapping, models: map[string]bool{}, responsesAPI: channel.ResponsesAPIOf(ch.Setting)}
 		u.resolve()
 		s.channels[ch.ID] = u
 	}

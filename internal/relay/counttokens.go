@@ -49,7 +49,7 @@ type countAnswer struct {
 // pinned one when it is Anthropic, else one of the group's for the model
 // that is not cooling down; nil when there is none.
 func (c *call) countingChannel() *upstream {
-	anthropicOnly := func(u *upstream) bool { return u.api != dialect.Anthropic }
+	anthropicOnly := func(u *upstream) bool { return u.api != dialect.Anthropic || u.framed != nil }
 	if c.pinned != 0 {
 		if u := c.snap.channels[c.pinned]; u != nil && !anthropicOnly(u) {
 			return u

@@ -3,9 +3,12 @@ package relay
 import (
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/relay/anthropic"
+	"github.com/modelgate/modelgate/internal/relay/azure"
+	"github.com/modelgate/modelgate/internal/relay/bedrock"
 	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/relay/gemini"
 	"github.com/modelgate/modelgate/internal/relay/openai"
+	"github.com/modelgate/modelgate/internal/relay/vertex"
 )
 
 // dialects are the upstream kinds by channel type (docs/relay.md, "Adding a
@@ -15,6 +18,9 @@ var dialects = map[int]dialect.Dialect{
 	channel.TypeOpenAI:    openai.Dialect{},
 	channel.TypeAnthropic: anthropic.Dialect{},
 	channel.TypeGemini:    gemini.Dialect{},
+	channel.TypeAzure:     azure.Dialect{},
+	channel.TypeBedrock:   bedrock.Dialect{},
+	channel.TypeVertex:    vertex.NewDialect(vertex.NewGrants(nil, nil)), // one token cache per process
 }
 
 // dialectOf is the dialect of a channel type.
@@ -33,6 +39,14 @@ const sseMediaType = "text/event-stream"
 // per catalog rebuild: calls then make no type assertion.
 func (u *upstream) resolve() {
 	u.dialect = dialectOf(u.Type)
+	if b, ok := u.dialect.(dialect.Binder); ok {
+		d, err := b.Bind(u.BaseURL, u.Key, u.Other)
+		if err != nil {
+			d = dialect.Unusable{Err: err}
+		}
+		u.dialect = d
+	}
+	u.framed, _ = u.dialect.(dialect.Framed)
 	u.api, u.native = dialect.NativeOf(u.dialect)
 	u.forward, _ = u.dialect.(dialect.HeaderForwarder)
 	u.reasoning, _ = u.dialect.(dialect.ReasoningLimit)

@@ -23,7 +23,7 @@ const probeTimeout = 20 * time.Second
 // channel for that model: the admin saw it answer.
 func (rl *Relay) TestChannel(ctx context.Context, ch store.Channel, model string) channel.TestResult {
 	mapping, _ := channel.ParseModelMapping(ch.ModelMapping)
-	u := &upstream{ID: ch.ID, Type: ch.Type, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping}
+	u := &upstream{ID: ch.ID, Type: ch.Type, Key: ch.Key, BaseURL: ch.BaseURL, Other: ch.Other, Mapping: mapping}
 	u.resolve()
 	res, _ := rl.testUpstream(ctx, u, model)
 	if res.OK() {

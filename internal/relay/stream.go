@@ -21,7 +21,7 @@ func (c *call) attempt(u *upstream) error {
 	if c.ep.responses {
 		return c.attemptResponses(u)
 	}
-	if u.api != c.ep.ingress {
+	if u.api != c.ep.ingress || u.framed != nil && !u.framed.NativeModel(u.upstreamModel(c.meta.model)) {
 		return c.convertChat(u)
 	}
 	if c.ep.ingress == dialect.Anthropic {
@@ -195,6 +195,12 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 			return badRequest(MsgInvalidJSON)
 		}
 	}
+	if u.framed != nil {
+		var err error
+		if body, err = u.framed.PassthroughBody(body, c.r.Header, c.meta.stream); err != nil {
+			return badRequest(MsgInvalidJSON)
+		}
+	}
 	resp, err := c.post(u, u.native.NativeURL(u.BaseURL, c.ep.path, model, c.meta.stream), body, "application/json")
 	if err != nil {
 		return err
@@ -203,6 +209,13 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 		return c.relayVerbatim(resp) // an error answer: nothing to bill
 	}
 	c.channel = u
+	if u.framed != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), u.streamType) {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{u.framed.SSE(resp.Body), resp.Body}
+		resp.Header.Set("Content-Type", sseMediaType)
+	}
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		defer resp.Body.Close()
 		raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))

@@ -3,6 +3,7 @@ package relay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/channel"
+	"github.com/modelgate/modelgate/internal/relay/refusal"
 )
 
 // upstreamFailure is an upstream that did not answer usefully before
@@ -62,8 +64,15 @@ func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentT
 	req.Header.Set("Content-Type", contentType)
 	if err := u.dialect.Authorize(req, u.Key, body); err != nil {
 		// No credential could be made (a token grant failed): the
-		// channel's failure, another may answer.
-		return nil, &upstreamFailure{detail: scrub(err.Error(), u.Key), retry: true}
+		// channel's failure, another may answer; a grant refused for good
+		// (the key deleted or disabled) disables the channel as a 401 does.
+		f := &upstreamFailure{detail: scrub(err.Error(), u.Key), retry: true}
+		var r *refusal.Error
+		if errors.As(err, &r) && r.Kind == refusal.Key {
+			f.status = r.Status
+			return nil, c.disable(u, f)
+		}
+		return nil, f
 	}
 	if u.forward != nil {
 		u.forward.ForwardHeaders(req.Header, c.r.Header, u.api == c.ep.ingress)

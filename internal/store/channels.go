@@ -72,6 +72,7 @@ type ChannelPatch struct {
 	Weight       *int64
 	ModelMapping *string
 	Setting      *string
+	Other        *string
 	Status       *int
 }
 
@@ -94,6 +95,7 @@ func (s *Store) UpdateChannel(ctx context.Context, id int64, p ChannelPatch) err
 	put("weight", deref(p.Weight), p.Weight != nil)
 	put("model_mapping", deref(p.ModelMapping), p.ModelMapping != nil)
 	put("setting", deref(p.Setting), p.Setting != nil)
+	put("other", deref(p.Other), p.Other != nil)
 	put("status", deref(p.Status), p.Status != nil)
 	return s.write(ctx, "update channel", func(tx *Tx) error {
 		var c Channel

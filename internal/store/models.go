@@ -65,6 +65,9 @@ type Channel struct {
 	Weight       int64  `gorm:"not null;default:1"`
 	ModelMapping string `gorm:"type:text"`
 	Setting      string `gorm:"type:text"` // JSON object of channel options (channel.NormalizeSetting)
+	// Other is the type's own setting (one-api's "other"): Azure's
+	// api-version, Vertex's region; empty for the other types.
+	Other        string `gorm:"column:other;size:512;not null;default:''"`
 	Status       int    `gorm:"not null;default:1"`
 	CreatedTime  int64  `gorm:"not null;default:0"`
 	TestTime     int64  `gorm:"not null;default:0"`

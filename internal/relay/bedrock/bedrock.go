@@ -106,17 +106,11 @@ func Path(op Operation, modelID string) (string, error) {
 // is sent as given: the caller builds it with MessagesBody (Claude through
 // Invoke) or ConverseRequest.
 func (c *Channel) NewRequest(ctx context.Context, op Operation, modelID string, body []byte) (*http.Request, error) {
-	escaped, err := Path(op, modelID)
+	u, err := c.URL(op, modelID)
 	if err != nil {
 		return nil, err
 	}
-	u := *c.base
-	u.RawPath = strings.TrimRight(c.base.EscapedPath(), "/") + escaped
-	u.Path, err = url.PathUnescape(u.RawPath)
-	if err != nil {
-		return nil, fmt.Errorf("bedrock path: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("bedrock request: %w", err)
 	}
@@ -130,6 +124,21 @@ func (c *Channel) NewRequest(ctx context.Context, op Operation, modelID string, 
 		return nil, err
 	}
 	return req, nil
+}
+
+// URL is the endpoint of an operation on a model (Path under the base URL).
+func (c *Channel) URL(op Operation, modelID string) (string, error) {
+	escaped, err := Path(op, modelID)
+	if err != nil {
+		return "", err
+	}
+	u := *c.base
+	u.RawPath = strings.TrimRight(c.base.EscapedPath(), "/") + escaped
+	u.Path, err = url.PathUnescape(u.RawPath)
+	if err != nil {
+		return "", fmt.Errorf("bedrock path: %w", err)
+	}
+	return u.String(), nil
 }
 
 // sign adds X-Amz-Date, the session token when there is one, and the SigV4

@@ -145,27 +145,47 @@ func (a *AnthropicStream) Next() (sse.Event, error) {
 		if f.EventType != "chunk" {
 			continue // initial-response and other bookkeeping frames
 		}
-		var chunk struct {
-			Bytes []byte `json:"bytes"` // base64 in JSON
+		ev, err := chunkEvent(f.Payload)
+		if err != nil {
+			return sse.Event{}, err
 		}
-		if err := json.Unmarshal(f.Payload, &chunk); err != nil {
-			return sse.Event{}, fmt.Errorf("bedrock: decode chunk: %w", err)
+		if m := metricsOf(ev.Data); m != nil {
+			a.metrics = m
 		}
-		if !utf8.Valid(chunk.Bytes) {
-			return sse.Event{}, errors.New("bedrock: chunk event is not valid UTF-8")
-		}
-		var ev struct {
-			Type    string             `json:"type"`
-			Metrics *InvocationMetrics `json:"amazon-bedrock-invocationMetrics"`
-		}
-		if err := json.Unmarshal(chunk.Bytes, &ev); err != nil || ev.Type == "" {
-			return sse.Event{}, fmt.Errorf("bedrock: chunk is not an Anthropic event: %q", truncate(chunk.Bytes))
-		}
-		if ev.Metrics != nil {
-			a.metrics = ev.Metrics
-		}
-		return sse.Event{Name: ev.Type, Data: chunk.Bytes}, nil
+		return ev, nil
 	}
+}
+
+// chunkEvent decodes a chunk frame's payload, {"bytes": base64 of one
+// Anthropic event}, into that event.
+func chunkEvent(payload []byte) (sse.Event, error) {
+	var chunk struct {
+		Bytes []byte `json:"bytes"` // base64 in JSON
+	}
+	if err := json.Unmarshal(payload, &chunk); err != nil {
+		return sse.Event{}, fmt.Errorf("bedrock: decode chunk: %w", err)
+	}
+	if !utf8.Valid(chunk.Bytes) {
+		return sse.Event{}, errors.New("bedrock: chunk event is not valid UTF-8")
+	}
+	var ev struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(chunk.Bytes, &ev); err != nil || ev.Type == "" {
+		return sse.Event{}, fmt.Errorf("bedrock: chunk is not an Anthropic event: %q", truncate(chunk.Bytes))
+	}
+	return sse.Event{Name: ev.Type, Data: chunk.Bytes}, nil
+}
+
+// metricsOf reads Bedrock's invocation metrics of an event (message_stop).
+func metricsOf(data []byte) *InvocationMetrics {
+	var ev struct {
+		Metrics *InvocationMetrics `json:"amazon-bedrock-invocationMetrics"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return nil
+	}
+	return ev.Metrics
 }
 
 // Metrics returns Bedrock's invocation metrics once the last event was

@@ -4,16 +4,18 @@
 // stream (chunks and usage), and which refusals condemn the channel's key.
 //
 // Each upstream kind implements Dialect in its own package (relay/openai,
-// relay/anthropic, relay/gemini) and is registered for its channel type in
-// one line of the relay (internal/relay/dialects.go). What only some
-// upstreams can do is an optional interface the relay checks by type
-// assertion, once per channel when the routing catalog is built (Native,
-// HeaderForwarder, ReasoningLimit, StreamMediaType). docs/relay.md, "Adding a
-// provider", walks through it.
+// relay/anthropic, relay/gemini, relay/azure, relay/bedrock, relay/vertex)
+// and is registered for its channel type in one line of the relay
+// (internal/relay/dialects.go). What only some upstreams can do is an
+// optional interface the relay checks by type assertion, once per channel
+// when the routing catalog is built (Native, HeaderForwarder,
+// ReasoningLimit, StreamMediaType, Binder, Framed). docs/relay.md, "Adding
+// a provider", walks through it.
 //
-// Implementations are stateless values (an empty struct): boxing one in a
-// Dialect allocates nothing, and the relay resolves a channel's dialect once
-// per catalog rebuild, not per call.
+// Implementations are small values (an empty struct, or for a Binder the
+// pointer to its bound channel): boxing one in a Dialect allocates nothing
+// per call, and the relay resolves (and binds) a channel's dialect once per
+// catalog rebuild, not per call.
 package dialect
 
 import (
