@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -520,4 +524,81 @@ func TestImportFromServerDatabases(t *testing.T) {
 			})
 		}
 	}
+}
+
+// The built command: a report on stdout and exit 0, then, into the same
+// database, a refusal on stderr and a non-zero exit.
+func TestImportBinary(t *testing.T) {
+	src := openSrc(t, "sqlite")
+	src.fixture("one-api", "http://127.0.0.1:1")
+	bin := buildGateway(t)
+	dataDir := t.TempDir()
+	run := func() (string, string, error) {
+		cmd := exec.Command(bin, "import", "one-api", src.arg, "--cny-per-usd", "7.3")
+		cmd.Env = append(os.Environ(), "DATA_DIR="+dataDir, "SQL_DSN=")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	stdout, stderr, err := run()
+	if err != nil || !strings.Contains(stdout, "import from one-api: imported") {
+		t.Fatalf("first import: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	_, stderr, err = run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(stderr, "not empty") {
+		t.Fatalf("second import: %v\nstderr:\n%s", err, stderr)
+	}
+}
+
+// Rows no modelgate column can hold, or beyond its limits, are cleaned,
+// clamped or left out, each listed; the gateway starts over the result.
+func TestImportHostileRows(t *testing.T) {
+	src := openSrc(t, "sqlite")
+	src.fixture("one-api", "http://127.0.0.1:1")
+	src.insert("users", map[string]any{"id": 40, "username": "eve", "password": hash(t, "eve-old-pw"), "display_name": "E\x00ve\xff",
+		"role": 1, "status": 1, "quota": int64(math.MaxInt64), "used_quota": int64(math.MinInt64), "group": "default", "aff_code": "eveaff01"})
+	src.insert("tokens", map[string]any{"id": 41, "user_id": 40, "key": key48("BadSubnet"), "status": 1, "name": "n",
+		"expired_time": -1, "remain_quota": int64(math.MaxInt64), "unlimited_quota": false, "subnet": "not-a-cidr"})
+	src.insert("tokens", map[string]any{"id": 42, "user_id": 40, "key": key48("Huge"), "status": 1, "name": "n",
+		"expired_time": -1, "remain_quota": int64(math.MaxInt64), "unlimited_quota": false})
+	src.insert("tokens", map[string]any{"id": 43, "user_id": 999, "key": key48("Orphan"), "status": 1, "name": "n", "expired_time": -1})
+	src.insert("channels", map[string]any{"id": 44, "type": 1, "key": "k", "status": 1, "name": "bad map", "models": "m",
+		"group": "default", "model_mapping": "[1,2]", "base_url": ""})
+	src.insert("redemptions", map[string]any{"id": 45, "user_id": 1, "key": "ffffffffffffffffffffffffffffffff", "status": 1, "name": "big",
+		"quota": int64(math.MaxInt64)})
+	src.db.Exec("UPDATE options SET value = ? WHERE `key` = 'GroupRatio'", `{"default": 1, "vip": 0.8, "free": 0}`)
+	cfg := apptest.Config(t)
+	var out bytes.Buffer
+	if err := runImport(context.Background(), []string{"one-api", src.arg, "--cny-per-usd", "7.3"}, importEnv(cfg), &out, &out); err != nil {
+		t.Fatalf("import: %v\n%s", err, out.String())
+	}
+	report := out.String()
+	for _, want := range []string{
+		"user 40: display_name cleaned", "user 40: quota 9223372036854775807 converts beyond modelgate's limits; set to 1000000000000000",
+		"user 40: used_quota -9223372036854775808 converts beyond modelgate's limits; set to 0",
+		"token 41: subnet \"not-a-cidr\"", "token 42: remain_quota 9223372036854775807", "token 43: its user 999 is not imported",
+		"channel 44: source type 1: model_mapping", "code 45: quota 9223372036854775807", "group free: ratio 0 outside",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("report:\n%s", report)
+	}
+	env := apptest.Start(t, cfg)
+	root := env.Root()
+	var users []apptest.UserInfo
+	root.OK("GET", "/api/user/?p=0&size=100", nil).Decode(t, &users)
+	for _, u := range users {
+		if u.ID == 40 && u.Quota != 1_000_000_000_000_000 {
+			t.Fatalf("eve's quota %d", u.Quota)
+		}
+	}
+	eve := env.Client()
+	eve.Login("eve", "eve-old-pw")
+	// At the limit already: the code's credit is refused, the code stays.
+	eve.Fail("POST", "/api/user/topup", map[string]string{"key": "ffffffffffffffffffffffffffffffff"}, 200, "充值后余额将超过上限 1000000000000000")
 }
