@@ -380,10 +380,13 @@ func (c *converter) channels(rows []row) []store.Channel {
 			disable("model_mapping: %s", msg)
 			ch.ModelMapping = ""
 		}
-		if other := strings.TrimSpace(r.str("other")); other != "" && tg.Reason != "" {
-			// The type-specific field (Azure's api-version, Vertex's region)
-			// has no column yet: listed so the admin re-enters it.
-			c.rep.change("channel", id, "type-specific field (other) %q to re-enter when the type is enabled", other)
+		// The type-specific fields (other: Azure's api-version, Vertex's
+		// region; one-api's config) have no column yet: listed so the admin
+		// re-enters them.
+		for _, col := range []string{"other", "config"} {
+			if v := strings.TrimSpace(r.str(col)); v != "" && v != "{}" {
+				c.rep.change("channel", id, "type-specific field %s %q not carried; re-enter it", col, v)
+			}
 		}
 		out = append(out, ch)
 	}
