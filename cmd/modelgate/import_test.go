@@ -305,6 +305,12 @@ func testImport(t *testing.T, system string) {
 	if rootSelf.ID != 1 || rootSelf.Role != 100 {
 		t.Fatalf("root = %+v", rootSelf)
 	}
+	// The root's access token of the old system still authenticates scripts.
+	var byToken apptest.UserInfo
+	env.Client().Bearer("0123456789abcdef0123456789abcdef").OK("GET", "/api/user/self", nil).Decode(t, &byToken)
+	if byToken.ID != 1 {
+		t.Fatalf("access token authenticates %+v", byToken)
+	}
 
 	// Keys: remaining quota converted, flags as in the source.
 	var keys []struct {
