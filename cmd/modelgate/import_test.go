@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -365,10 +367,32 @@ func testImport(t *testing.T, system string) {
 	}
 
 	// Codes: the unused one redeems for its converted value, the used one not.
-	var credited int64
-	alice.OK("POST", "/api/user/topup", map[string]string{"key": codeUnused}).Decode(t, &credited)
-	if credited != exp.code {
-		t.Fatalf("code credited %d, want %d", credited, exp.code)
+	// Fifty parallel redemptions of the imported code credit it once.
+	env.SettleAll() // the calls above are charged
+	alice.OK("GET", "/api/user/self", nil).Decode(t, &self)
+	before := self.Quota
+	answers := make(chan *apptest.Response, 50)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() { answers <- alice.Do("POST", "/api/user/topup", map[string]string{"key": codeUnused}) })
+	}
+	wg.Wait()
+	close(answers)
+	wins := 0
+	for r := range answers {
+		var credited int64
+		switch {
+		case r.Success && json.Unmarshal(r.Data, &credited) == nil && credited == exp.code:
+			wins++
+		case r.Success:
+			t.Fatalf("code credited %s, want %d", r.Data, exp.code)
+		case r.Message != "该兑换码已被使用":
+			t.Fatalf("redeem: %s", r.Message)
+		}
+	}
+	alice.OK("GET", "/api/user/self", nil).Decode(t, &self)
+	if wins != 1 || self.Quota != before+exp.code {
+		t.Fatalf("%d redemptions won, balance %d, want 1 and %d", wins, self.Quota, before+exp.code)
 	}
 	alice.Fail("POST", "/api/user/topup", map[string]string{"key": codeUsed}, 200, "该兑换码已被使用")
 
