@@ -150,6 +150,8 @@ var (
 	keyDisabled  = key48("Disabled")
 	keyModels    = key48("Models")
 	keySubnet    = key48("Subnet")
+	// one-api before v0.6 made keys of 32 hex characters (a UUID).
+	keyLegacy = "3f2a9c1e4b5d47a8b9c0d1e2f3a4b5c6"
 )
 
 // Codes as one-api makes them: 32 lowercase hex characters.
@@ -191,6 +193,7 @@ func (s *srcDB) fixture(system, upURL string) {
 	} else {
 		tok(15, keyModels, map[string]any{"unlimited_quota": true, "models": "gpt-4o-mini"})
 		tok(16, keySubnet, map[string]any{"unlimited_quota": true, "subnet": "10.0.0.0/8,192.168.1.1"})
+		tok(17, keyLegacy, map[string]any{"unlimited_quota": true}) // made before v0.6, kept by upgrades
 	}
 	ch := func(id int64, typ int, cols map[string]any) {
 		row := map[string]any{"id": id, "type": typ, "key": fmt.Sprintf("upkey-%d", id), "status": 1, "name": fmt.Sprintf("ch%d", id),
@@ -271,7 +274,8 @@ func testImport(t *testing.T, system string) {
 		t.Fatalf("import: %v\n%s", err, out.String())
 	}
 	report := out.String()
-	for _, want := range []string{"keys           6 of 6", "channels       8 of 8", "codes          2 of 2", "logs           3 of 3",
+	nKeys := map[string]int{"one-api": 7, "new-api": 6}[system]
+	for _, want := range []string{fmt.Sprintf("keys           %d of %d", nKeys, nKeys), "channels       8 of 8", "codes          2 of 2", "logs           3 of 3",
 		"channel 28: source type 16: upstream does not speak"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
@@ -328,7 +332,7 @@ func testImport(t *testing.T, system string) {
 	for i, k := range keys {
 		byID[k.ID] = i
 	}
-	if len(keys) != 6 || keys[byID[12]].RemainQuota != exp.limited || !keys[byID[11]].UnlimitedQuota ||
+	if len(keys) != nKeys || keys[byID[12]].RemainQuota != exp.limited || !keys[byID[11]].UnlimitedQuota ||
 		keys[byID[15]].Models != "gpt-4o-mini" || keys[byID[16]].Subnet != "10.0.0.0/8,192.168.1.1/32" {
 		t.Fatalf("keys: %+v", keys)
 	}
@@ -346,6 +350,11 @@ func testImport(t *testing.T, system string) {
 	}
 	if r := chat(keyLimited, "gpt-4o-mini"); r.Status != 200 {
 		t.Fatalf("limited key: %d %s", r.Status, r.Body)
+	}
+	if system == "one-api" {
+		if r := chat(keyLegacy, "gpt-4o-mini"); r.Status != 200 {
+			t.Fatalf("legacy 32-character key: %d %s", r.Status, r.Body)
+		}
 	}
 	if r := chat(keyModels, "gpt-4o-mini"); r.Status != 200 {
 		t.Fatalf("model-limited key, allowed model: %d %s", r.Status, r.Body)
@@ -606,6 +615,7 @@ func TestImportHostileRows(t *testing.T) {
 		"expired_time": -1, "remain_quota": int64(math.MaxInt64), "unlimited_quota": false, "subnet": "not-a-cidr"})
 	src.insert("tokens", map[string]any{"id": 42, "user_id": 40, "key": key48("Huge"), "status": 1, "name": "n",
 		"expired_time": -1, "remain_quota": int64(math.MaxInt64), "unlimited_quota": false})
+	src.insert("tokens", map[string]any{"id": 46, "user_id": 40, "key": "with-dash" + key48("")[9:], "status": 1, "name": "n", "expired_time": -1})
 	src.insert("tokens", map[string]any{"id": 43, "user_id": 999, "key": key48("Orphan"), "status": 1, "name": "n", "expired_time": -1})
 	src.insert("channels", map[string]any{"id": 44, "type": 1, "key": "k", "status": 1, "name": "bad map", "models": "m",
 		"group": "default", "model_mapping": "[1,2]", "base_url": ""})
@@ -621,7 +631,7 @@ func TestImportHostileRows(t *testing.T) {
 	for _, want := range []string{
 		"user 40: display_name cleaned", "user 40: quota 9223372036854775807 converts beyond modelgate's limits; set to 1000000000000000",
 		"user 40: used_quota -9223372036854775808 converts beyond modelgate's limits; set to 0",
-		"token 41: subnet \"not-a-cidr\"", "token 42: remain_quota 9223372036854775807", "token 43: its user 999 is not imported",
+		"token 41: subnet \"not-a-cidr\"", "token 42: remain_quota 9223372036854775807", "token 43: its user 999 is not imported", "token 46: key is not 48 (or 32) letters and digits",
 		"channel 44: source type 1: model_mapping", "code 45: quota 9223372036854775807", "group free: ratio 0 outside",
 	} {
 		if !strings.Contains(report, want) {

@@ -262,12 +262,13 @@ func (c *converter) tokens(rows []row, users []store.User) []store.Token {
 		case !known[r.i("user_id")]:
 			c.rep.skip("token", id, "its user %d is not imported", r.i("user_id"))
 			continue
-		case key == "" || strings.ContainsAny(key, "- \t\r\n\x00") || !utf8.ValidString(key):
-			// "-" would split a channel pin (sk-KEY-<id>) here.
-			c.rep.skip("token", id, "key is empty or holds characters modelgate cannot take")
+		case !token.ValidSecret(key):
+			// Both systems store the key without sk- (clients add it): 48
+			// alphanumerics, or 32 from one-api before v0.6. Anything else
+			// (a "-" would split a channel pin sk-KEY-<id>) cannot be sent here.
+			c.rep.skip("token", id, "key is not 48 (or 32) letters and digits, the form clients can send here")
 			continue
 		}
-		key = strings.TrimPrefix(key, token.KeyPrefix) // stored without sk-; clients add it
 		prefix, suffix := token.Ends(key)
 		t := store.Token{
 			ID: id, UserID: r.i("user_id"), Name: c.text("token", id, "name", r.str("name"), 64),
