@@ -49,6 +49,9 @@ func main() {
 
 // run serves until ctx ends, logging to logOut.
 func run(ctx context.Context, args []string, getenv func(string) string, logOut io.Writer) error {
+	if len(args) > 0 && args[0] == "import" {
+		return runImport(ctx, args[1:], getenv, os.Stdout, logOut)
+	}
 	cfg, err := config.Load(args, getenv)
 	if err != nil {
 		return err

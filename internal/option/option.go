@@ -458,3 +458,16 @@ func (r *Registry) SetMany(ctx context.Context, values map[string]string) error 
 	}
 	return r.Reload(ctx)
 }
+
+// Validate checks one setting as Set would, without storing it (the
+// importer checks the settings it brings over).
+func Validate(key, value string) error {
+	d, ok := definitions[key]
+	if !ok {
+		return &InvalidError{fmt.Sprintf("未知的配置项: %s", key)}
+	}
+	if err := d.apply(&Snapshot{}, value); err != nil {
+		return &InvalidError{fmt.Sprintf("配置项 %s 的值无效: %v", key, err)}
+	}
+	return nil
+}

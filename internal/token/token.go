@@ -115,9 +115,15 @@ func ParseAuthKey(header string) (key string, channelID int64, hasChannel bool, 
 	return key, channelID, true, nil
 }
 
-// ValidSecret reports whether s has the shape of a generated key's secret.
+// LegacySecretLength is the length of keys one-api made before v0.6 (a
+// UUID without dashes, 32 hex characters): deployments imported from it
+// (docs/import.md) still hold such keys, and their clients send them.
+const LegacySecretLength = 32
+
+// ValidSecret reports whether s has the shape of a generated key's secret,
+// or of an imported one-api key.
 func ValidSecret(s string) bool {
-	if len(s) != SecretLength {
+	if len(s) != SecretLength && len(s) != LegacySecretLength {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

@@ -100,6 +100,10 @@ func TestParseAuthKey(t *testing.T) {
 		{"Bearer", "", 0, false, token.ErrNoKey},
 		{"Bearer sk-", "", 0, false, token.ErrNoKey},
 		{"Bearer sk-short", "", 0, false, token.ErrMalformedKey},
+		{"Bearer sk-" + secret[:32], secret[:32], 0, false, nil}, // an imported one-api key of before v0.6
+		{"Bearer sk-" + secret[:32] + "-7", secret[:32], 7, true, nil},
+		{"Bearer sk-" + secret[:31], "", 0, false, token.ErrMalformedKey},
+		{"Bearer sk-" + secret[:33], "", 0, false, token.ErrMalformedKey},
 		{"Bearer sk-" + secret + "x", "", 0, false, token.ErrMalformedKey},
 		{"Bearer sk-" + secret[:47] + "_", "", 0, false, token.ErrMalformedKey},
 		{"Bearer sk--7", "", 0, false, token.ErrMalformedKey},
