@@ -88,11 +88,11 @@ func TestMapChannelType(t *testing.T) {
 		{OneAPI, 30, 1, "http://localhost:11434", false},
 		{OneAPI, 16, 1, "", true},  // Zhipu v4: not under /v1
 		{OneAPI, 41, 1, "", true},  // one-api's 41 is Novita (/v3/openai)
-		{OneAPI, 42, 41, "", true}, // one-api's Vertex AI is 42
-		{NewAPI, 41, 41, "", true}, // new-api's Vertex AI is 41
+		{OneAPI, 42, 41, "", false}, // one-api's Vertex AI is 42
+		{NewAPI, 41, 41, "", false}, // new-api's Vertex AI is 41
 		{NewAPI, 43, 1, "https://api.deepseek.com", false},
-		{NewAPI, 3, 3, "", true},
-		{NewAPI, 33, 33, "", true},
+		{NewAPI, 3, 3, "", false},
+		{NewAPI, 33, 33, "", false},
 		{NewAPI, 2, 1, "", true}, // Midjourney
 	}
 	for _, c := range cases {
