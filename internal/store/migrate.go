@@ -40,6 +40,7 @@ var migrations = []migration{
 	{"0023_cluster_join_tokens", binaryCollation(migration0023)},
 	{"0026_cluster_grants", binaryCollation(migration0026)},
 	{"0027_received_payments", binaryCollation(migration0027)},
+	{"0028_payment_exceptions", binaryCollation(migration0028)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the
