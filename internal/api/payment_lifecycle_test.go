@@ -92,7 +92,7 @@ func exceptionsOf(t *testing.T, c *apptest.Client, no string) []exceptionInfo {
 		Data  []exceptionInfo `json:"data"`
 		Total int64           `json:"total"`
 	}
-	if err := json.Unmarshal(c.OK("GET", "/api/payment/exceptions?p=0&size=100", nil).Raw, &list); err != nil {
+	if err := json.Unmarshal(c.OK("GET", "/api/payment/exceptions?p=0&page_size=100", nil).Raw, &list); err != nil {
 		t.Fatal(err)
 	}
 	var out []exceptionInfo
@@ -130,9 +130,19 @@ func TestOrderExpiresAndIsClosedAtProvider(t *testing.T) {
 	if got := getOrder(t, w.root, wo.ID); got.Status != 0 {
 		t.Fatalf("young order status %d", got.Status)
 	}
+	// Paid between two sweeps, its notification lost: the expiry's close
+	// answers "paid", and the payment is applied instead.
+	u2, uid2 := w.NewUser("payslate", user.RoleUser)
+	w.clock.Advance(-29 * time.Minute)
+	po := topup(t, u2, map[string]any{"amount": 8, "pay_method": "mobile_a"}).Order
+	w.clock.Advance(29 * time.Minute)
+	w.wf.Pay(t, po.OrderNo)
 	w.clock.Advance(2 * time.Minute)
-	if n, _ := w.sweep(t); n != 2 {
-		t.Fatalf("expired %d orders, want 2", n)
+	if n, rec := w.sweep(t); n != 2 || rec != 1 {
+		t.Fatalf("expired %d orders and applied %d, want 2 and 1", n, rec)
+	}
+	if got := getOrder(t, w.root, po.ID); got.Status != 1 || balanceOf(t, w.root, uid2) < 8_000_000 {
+		t.Fatalf("order paid before its expiry: status %d, balance %d", got.Status, balanceOf(t, w.root, uid2))
 	}
 	for _, id := range []int64{wo.ID, ao.ID} {
 		if got := getOrder(t, w.root, id); got.Status != 2 {

@@ -75,9 +75,12 @@ func (s *Service) closeSuperseded(ctx context.Context, cancelled []store.Order) 
 // how many orders it expired and applied.
 func (s *Service) SweepOrders(ctx context.Context, expiry time.Duration) (expired, recovered int, err error) {
 	now := s.now()
-	olds, err := s.Store.PendingOrders(ctx, now.Add(-expiry).Unix(), nil, sweepBatch)
-	if err != nil {
-		return 0, 0, err
+	var olds []store.Order
+	if expiry > 0 { // 0: no expiry configured (the option's range starts at 1)
+		olds, err = s.Store.PendingOrders(ctx, now.Add(-expiry).Unix(), nil, sweepBatch)
+		if err != nil {
+			return 0, 0, err
+		}
 	}
 	for _, o := range olds {
 		if !s.Owner.Local(o.ID) {
