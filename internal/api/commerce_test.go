@@ -93,8 +93,13 @@ func TestUpgradesCannotBuyMoreThanPaid(t *testing.T) {
 	for _, o := range ups {
 		replies[sendNotify(t, e, "mobile_a", o.OrderNo, 10000, "sekrit")]++
 	}
-	if replies["SUCCESS"] != 1 || replies["FAIL"] != 2 {
-		t.Fatalf("replies %v: want one success", replies)
+	if replies["SUCCESS"] != 3 {
+		t.Fatalf("replies %v: want success for all (two as payment exceptions)", replies)
+	}
+	for _, o := range ups[:2] {
+		if ex := exceptionsOf(t, root, o.OrderNo); len(ex) != 1 || ex[0].Reason != "cancelled" || ex[0].Amount != 100 {
+			t.Fatalf("superseded upgrade %s paid: exceptions %+v, want one", o.OrderNo, ex)
+		}
 	}
 	subs := activeSubs(t, e, uid)
 	if len(subs) != 1 || subs[0].PlanID != y.ID || subs[0].OrderID != ups[2].ID {
@@ -145,8 +150,11 @@ func TestUpgradesCannotBuyMoreThanPaid(t *testing.T) {
 	buyPlan(t, e, w, x.ID)
 	late := planOrder(t, w, map[string]any{"plan_id": y.ID, "mode": "price_diff", "pay_method": "mobile_a"})
 	clock.Advance(31 * 24 * time.Hour)
-	if got := sendNotify(t, e, "mobile_a", late.OrderNo, 10000, "sekrit"); got != "FAIL" {
-		t.Fatalf("late upgrade payment: %q", got)
+	if got := sendNotify(t, e, "mobile_a", late.OrderNo, 10000, "sekrit"); got != "SUCCESS" {
+		t.Fatalf("late upgrade payment: %q (a payment exception answers success)", got)
+	}
+	if ex := exceptionsOf(t, root, late.OrderNo); len(ex) != 1 || ex[0].Reason != "replaced_inactive" {
+		t.Fatalf("late upgrade payment: exceptions %+v", ex)
 	}
 	root.Fail("PUT", apptest.Path("/api/order/%d", late.ID), map[string]any{"status": 1, "pay_method": "bank"}, http.StatusOK,
 		"升级订单不能激活:被替换的订阅已不再有效")

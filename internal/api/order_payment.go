@@ -3,10 +3,13 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/modelgate/modelgate/internal/commerce"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/payment"
+	"github.com/modelgate/modelgate/internal/store"
+	"github.com/modelgate/modelgate/internal/textfield"
 )
 
 // MsgPayMethodAdmin refuses a method an admin may not mark.
@@ -65,7 +68,15 @@ func (s *Server) notify(method string) httpx.HandlerFunc {
 			return nil
 		}
 		paid.Method = method
-		if _, err := s.Commerce.Activate(r.Context(), paid); err != nil {
+		applied, err := s.Commerce.ApplyPayment(r.Context(), paid)
+		if err == nil && applied.Exception != nil {
+			// Money the order could not take: recorded (and refunded where
+			// the channel can); the provider hears success and stops.
+			s.countCallback(method, "exception")
+			prov.Reply(w, true)
+			return nil
+		}
+		if err != nil {
 			s.Log.Warn("payment notification not applied", "method", method, "order_no", paid.OrderNo,
 				"amount_cents", paid.AmountCents, "err", err)
 			s.countCallback(method, callbackReason(err))
@@ -122,6 +133,16 @@ type updateOrderRequest struct {
 	Status     int    `json:"status"`
 	PayMethod  string `json:"pay_method"`
 	PayTradeNo string `json:"pay_trade_no"`
+	// RefundViaProvider (status 3): also refund the payment through its
+	// wallet's provider (issue 26, §3).
+	RefundViaProvider bool `json:"refund_via_provider"`
+}
+
+// refundedOrder is the answer of a status-3 marking with
+// refund_via_provider: the order and the provider refund's record.
+type refundedOrder struct {
+	commerce.OrderView
+	Refund *commerce.ExceptionView `json:"refund,omitempty"`
 }
 
 // updateOrder is the admin marking (spec: PUT /api/order/:id):
@@ -143,10 +164,79 @@ func (s *Server) updateOrder(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return httpx.Fail(MsgPayMethodAdmin)
 	}
+	if req.RefundViaProvider && req.Status != 3 {
+		return httpx.Fail(commerce.MsgRefundViaProviderStatus)
+	}
 	me := caller(r)
+	if req.RefundViaProvider {
+		after, refund, err := s.Commerce.MarkRefundedViaProvider(r.Context(), commerce.Actor{ID: me.ID, Role: me.Role}, id)
+		if err != nil {
+			return commerceError(err)
+		}
+		return httpx.OK(w, refundedOrder{OrderView: after, Refund: refund})
+	}
 	after, err := s.Commerce.Mark(r.Context(), commerce.Actor{ID: me.ID, Role: me.Role}, id, commerce.Marking{Status: req.Status, PayMethod: req.PayMethod, TradeNo: req.PayTradeNo})
 	if err != nil {
 		return commerceError(err)
 	}
 	return httpx.OK(w, after)
+}
+
+// exceptionNoteText bounds an admin's note on a payment exception.
+var exceptionNoteText = textfield.Field{Label: "note", MaxChars: 500, Multiline: true}
+
+// listPaymentExceptions lists the payment exceptions (Admin), newest
+// first, paginated like the other lists; status filters.
+func (s *Server) listPaymentExceptions(w http.ResponseWriter, r *http.Request) error {
+	pg, err := page(r)
+	if err != nil {
+		return err
+	}
+	status := r.URL.Query().Get("status")
+	switch status {
+	case "", store.ExceptionOpen, store.ExceptionRefunded, store.ExceptionRefundFailed, store.ExceptionResolved:
+	default:
+		return httpx.Fail(commerce.MsgExceptionStatus)
+	}
+	rows, total, err := s.Store.ListPaymentExceptions(r.Context(), status, pg)
+	if err != nil {
+		return err
+	}
+	views := make([]commerce.ExceptionView, len(rows))
+	for i := range rows {
+		views[i] = commerce.ViewException(&rows[i])
+	}
+	return httpx.OKList(w, views, total)
+}
+
+type resolveExceptionRequest struct {
+	Status string `json:"status"`
+	Note   string `json:"note"`
+}
+
+// resolvePaymentException marks a payment exception resolved with a note
+// (Admin): PUT /api/payment/exceptions/:id {status: "resolved", note}.
+func (s *Server) resolvePaymentException(w http.ResponseWriter, r *http.Request) error {
+	var req resolveExceptionRequest
+	if err := httpx.Decode(w, r, &req); err != nil {
+		return err
+	}
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return err
+	}
+	if req.Status != store.ExceptionResolved {
+		return httpx.Fail(commerce.MsgExceptionResolveOnly)
+	}
+	if msg := exceptionNoteText.Validate(req.Note); msg != "" {
+		return httpx.Fail(msg)
+	}
+	if strings.TrimSpace(req.Note) == "" {
+		return httpx.Fail(commerce.MsgExceptionNoteRequired)
+	}
+	e, err := s.Commerce.ResolveException(r.Context(), id, req.Note)
+	if err != nil {
+		return commerceError(err)
+	}
+	return httpx.OK(w, e)
 }

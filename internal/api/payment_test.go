@@ -135,11 +135,15 @@ func TestNotifyWithFakeProvider(t *testing.T) {
 		t.Fatalf("other channel: %q", got)
 	}
 
-	// A cancelled order is never activated by a late notification.
+	// A cancelled order is never activated by a late notification: the
+	// payment is a payment exception and the provider hears success.
 	b := topup(t, u, map[string]any{"amount": 3, "pay_method": "mobile_a"})
 	u.OK("POST", apptest.Path("/api/order/self/%d/cancel", b.Order.ID), nil)
-	if got := sendNotify(t, e, "mobile_a", b.Order.OrderNo, 300, "sekrit"); got != "FAIL" {
+	if got := sendNotify(t, e, "mobile_a", b.Order.OrderNo, 300, "sekrit"); got != "SUCCESS" {
 		t.Fatalf("cancelled: %q", got)
+	}
+	if ex := exceptionsOf(t, e.Root(), b.Order.OrderNo); len(ex) != 1 || ex[0].Reason != "cancelled" || ex[0].Amount != 3 {
+		t.Fatalf("cancelled order's payment: exceptions %+v", ex)
 	}
 	if q := userQuota(t, e, uid); q != 12_000_000 {
 		t.Fatalf("cancelled order credited: %d", q)

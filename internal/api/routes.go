@@ -122,6 +122,8 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "POST /api/order/{id}/test_pay", levelRoot, s.testPayOrder)
 	s.handle(mux, "POST /api/payment/mobile_a/notify", levelGuest, s.notify("mobile_a"))
 	s.handle(mux, "POST /api/payment/mobile_b/notify", levelGuest, s.notify("mobile_b"))
+	s.handle(mux, "GET /api/payment/exceptions", levelAdmin, s.listPaymentExceptions)
+	s.handle(mux, "PUT /api/payment/exceptions/{id}", levelAdmin, s.resolvePaymentException)
 
 	// Top-up order and top-up settings
 	s.handle(mux, "POST /api/topup/order", levelGuest, s.requireLogin(s.createTopupOrder))

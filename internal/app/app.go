@@ -24,6 +24,7 @@ import (
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
+	"github.com/modelgate/modelgate/internal/commerce"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/logwriter"
 	"github.com/modelgate/modelgate/internal/metrics"
@@ -81,6 +82,8 @@ type App struct {
 	// Activate is the one activation path of paid orders (api
 	// Server.Activator), for callers outside /api.
 	Activate payment.Activator
+	// commerce is the order use-cases' service the order sweeper runs.
+	commerce *commerce.Service
 
 	// clock is the time of subscriptions and their limit windows in the
 	// relay (Now); tests move it (SetClock).
@@ -229,6 +232,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Now:             a.Now,
 	})
 	a.Activate = apiServer.Activator()
+	a.commerce = apiServer.Commerce
 	mux := http.NewServeMux()
 	// Cross-site browser writes are refused on /api, whose session is a
 	// cookie; /v1 is called with keys, often from other origins. Refusals
@@ -290,6 +294,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	})
 	go a.repeat(bg, subscriptionExpiryEvery, "expire subscriptions", func(ctx context.Context) error {
 		_, err := a.ExpireSubscriptions(ctx, time.Now())
+		return err
+	})
+	go a.repeat(bg, orderSweepEvery, "expire and reconcile orders", func(ctx context.Context) error {
+		_, _, err := a.SweepOrders(ctx)
 		return err
 	})
 	go a.repeat(bg, planUsageSweepEvery, "sweep plan usage", func(ctx context.Context) error {

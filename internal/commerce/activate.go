@@ -54,6 +54,18 @@ func notActivatable(o OrderView, err error) error {
 // retrying. A payment the order can no longer take (an upgrade checked
 // again) is a *NotActivatable. Activator adapts it to payment.Activator.
 func (s *Service) Activate(ctx context.Context, p payment.Paid) (OrderView, error) {
+	o, activated, err := s.activatePaid(ctx, p)
+	if err != nil {
+		return o, err
+	}
+	if !activated && o.PayMethod != p.Method {
+		return o, payment.ErrNotPending
+	}
+	return o, nil
+}
+
+// activatePaid is Activate answering whether this call activated the order.
+func (s *Service) activatePaid(ctx context.Context, p payment.Paid) (OrderView, bool, error) {
 	a := store.Activation{OrderNo: p.OrderNo, Method: p.Method, TradeNo: p.TradeNo, AmountCents: p.AmountCents,
 		CheckAmount: true, Now: s.now().Unix()}
 	// In cluster mode the order is found here by number for its id, whose
@@ -63,21 +75,14 @@ func (s *Service) Activate(ctx context.Context, p payment.Paid) (OrderView, erro
 	if s.Owner != nil {
 		o, err := s.Store.OrderByNo(ctx, p.OrderNo)
 		if errors.Is(err, store.ErrNotFound) {
-			return OrderView{}, payment.ErrUnknownOrder
+			return OrderView{}, false, payment.ErrUnknownOrder
 		}
 		if err != nil {
-			return OrderView{}, err
+			return OrderView{}, false, err
 		}
 		id = o.ID
 	}
-	o, activated, err := s.activateOrder(ctx, id, a)
-	if err != nil {
-		return o, err
-	}
-	if !activated && o.PayMethod != p.Method {
-		return o, payment.ErrNotPending
-	}
-	return o, nil
+	return s.activateOrder(ctx, id, a)
 }
 
 // Activator is Activate as a payment.Activator.
@@ -100,9 +105,14 @@ func (s *Service) TestPay(ctx context.Context, id int64) (OrderView, error) {
 	if method == "" {
 		method = payment.MethodBank
 	}
-	after, err := s.Activate(ctx, payment.Paid{Method: method, OrderNo: o.OrderNo, AmountCents: o.AmountCents,
-		TradeNo: "TEST-" + o.OrderNo})
-	return after, activationRefusal(err)
+	a, err := s.ApplyPayment(ctx, payment.Paid{Method: method, OrderNo: o.OrderNo, AmountCents: o.AmountCents,
+		TradeNo: testTradePrefix + o.OrderNo})
+	if err == nil && a.Exception != nil {
+		// Recorded as a provider's payment would be; the root hears why
+		// the order did not take it.
+		err = a.Refusal
+	}
+	return a.Order, activationRefusal(err)
 }
 
 // activationRefusal is the caller's message of an activation refusal.

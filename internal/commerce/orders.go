@@ -109,6 +109,7 @@ func (s *Service) CreatePlanOrder(ctx context.Context, who Payer, planID int64, 
 		return Placed{}, err
 	}
 	placed := Placed{Order: o, Superseded: superseded}
+	s.closeSuperseded(ctx, superseded)
 	if o.AmountCents == 0 {
 		// Nothing to pay (a free plan, an upgrade to a cheaper one): active
 		// at once, with no payment step.
@@ -174,6 +175,7 @@ func (s *Service) createOrder(ctx context.Context, o *store.Order, prefix string
 	if s.MaxPendingOrders != nil {
 		limit = s.MaxPendingOrders()
 	}
+	o.CreateTime = s.now().Unix()
 	superseded, err := s.Store.PlaceOrder(ctx, o, func() string { return order.NewOrderNo(prefix, s.now()) },
 		store.OrderRules{MaxPending: limit, Supersede: true})
 	switch {
@@ -285,8 +287,19 @@ func (s *Service) PayAgain(ctx context.Context, who Payer, id int64, method stri
 	return Placed{Order: o, Pay: &pay}, nil
 }
 
-// Cancel cancels the user's pending order id (0 → 2 only).
+// Cancel cancels the user's pending order id (0 → 2 only), closing its
+// trade at the provider first. A trade the provider reports paid is
+// applied instead, and the cancel refused as not pending; a provider that
+// cannot be reached does not stop the cancel (a later payment is a
+// payment exception, refunded).
 func (s *Service) Cancel(ctx context.Context, userID, id int64) (store.Order, error) {
+	if o, err := s.SelfOrder(ctx, userID, id); err != nil {
+		return o, err
+	} else if o.Status == order.StatusPending {
+		if err := s.closeTrade(ctx, o); err != nil && !errors.Is(err, payment.ErrTradePaid) {
+			s.log().Warn("close cancelled order's trade", "order_no", o.OrderNo, "err", err)
+		}
+	}
 	o, err := s.Store.CancelOrder(ctx, id, userID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -37,6 +37,8 @@ type Service struct {
 	Log              *slog.Logger
 	// Now is the clock of order times and proration (tests inject one).
 	Now func() time.Time
+
+	recon reconcileState
 }
 
 func (s *Service) now() time.Time {

@@ -89,6 +89,10 @@ const (
 	// together) a user may have; one more is refused before any provider
 	// call (issue 26, §2).
 	MaxPendingOrders = "MaxPendingOrders"
+	// OrderExpiryMinutes is how long a pending order waits for payment:
+	// older, it is cancelled (status 2) and its trade closed at the
+	// provider (issue 26, §2). 120 is the wallets' QR code validity.
+	OrderExpiryMinutes = "OrderExpiryMinutes"
 
 	// The top-up settings (spec: Top-up settings, category topup). They
 	// are saved together through PUT /api/setting/topup (SetMany).
@@ -128,6 +132,8 @@ type Snapshot struct {
 	RateLimitFailClosed bool
 	// MaxPendingOrders is the per-user limit of pending orders.
 	MaxPendingOrders int
+	// OrderExpiry is how long a pending order waits for payment.
+	OrderExpiry time.Duration
 	// Topup is the top-up settings (spec defaults: off, no custom amount,
 	// rate 1, no presets).
 	Topup order.Settings
@@ -189,6 +195,11 @@ var definitions = map[string]definition{
 	MaxPendingOrders: {"5", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 1, 1000)
 		s.MaxPendingOrders = int(n)
+		return err
+	}},
+	OrderExpiryMinutes: {"120", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 1, 10080)
+		s.OrderExpiry = time.Duration(n) * time.Minute
 		return err
 	}},
 	LogRetentionDays: {"0", func(s *Snapshot, v string) error {

@@ -67,7 +67,7 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 		ErrorLogRetentionDays: "7", LogRetentionDays: "0", ChannelBreakerEnabled: "true", ChannelBreakerWindowSeconds: "60",
 		ChannelBreakerMinCalls: "10", ChannelBreakerErrorRatePercent: "50", ChannelBreakerConsecutiveFailures: "5",
 		ChannelBreakerCooldownSeconds: "30", ChannelBreakerMaxCooldownSeconds: "600", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]",
-		MaxPendingOrders: "5"}
+		MaxPendingOrders: "5", OrderExpiryMinutes: "120"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
 	}

@@ -41,6 +41,7 @@ var migrations = []migration{
 	{"0024_channel_setting", binaryCollation(migration0024)},
 	{"0026_cluster_grants", binaryCollation(migration0026)},
 	{"0027_received_payments", binaryCollation(migration0027)},
+	{"0028_payment_exceptions", binaryCollation(migration0028)},
 	{"0029_channel_other", binaryCollation(migration0029)},
 }
 

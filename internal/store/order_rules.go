@@ -72,6 +72,9 @@ func (s *Store) PlaceOrder(ctx context.Context, o *Order, newNo func() string, r
 				}
 			}
 			return insertRow(tx, "orders", o, func(id, now int64) {
+				if o.CreateTime != 0 {
+					now = o.CreateTime // the caller's clock (expiry counts from it)
+				}
 				o.ID, o.CreateTime, o.UpdateTime = id, now, now
 			})
 		})

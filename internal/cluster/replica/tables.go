@@ -45,6 +45,7 @@ var replicatedTables = []*replicated{
 	{name: "user_plans", model: &store.UserPlan{}, keyColumn: "id"},
 	{name: "orders", model: &store.Order{}, keyColumn: "id"},
 	{name: "received_payments", model: &store.ReceivedPayment{}, keyColumn: "order_id"},
+	{name: "payment_exceptions", model: &store.PaymentException{}, keyColumn: "id"},
 	{name: "redemptions", model: &store.Redemption{}, keyColumn: "id"},
 	{name: "logs", model: &store.Log{}, keyColumn: "id", appendOnly: true},
 }
