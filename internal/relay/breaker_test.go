@@ -274,13 +274,16 @@ func TestBreakerKeyRefusalAndOff(t *testing.T) {
 	}
 }
 
-// Hundreds of parallel calls finding the probe due send exactly one.
+// Hundreds of parallel calls finding the probe due send exactly one. The
+// probe is held at the upstream (a gate, not a delay) until every call has
+// been answered, so no call can see the breaker closed again however slowly
+// the machine runs them (it once flaked under load with a 500 ms delay).
 func TestBreakerSendsOneProbeUnderParallelCalls(t *testing.T) {
 	f := newBreakerFleet(t)
 	f.g.SetQuota(1_000_000_000) // 200 holds at once
 	f.openBreaker(t)
-	// A slow but healthy up0 keeps the probe in flight while the calls come.
-	f.ups[0].SetBehavior(fakeupstream.Behavior{Reply: "up0", Delay: 500 * time.Millisecond})
+	gate := make(chan struct{})
+	f.ups[0].SetBehavior(fakeupstream.Behavior{Reply: "up0", Gate: gate})
 	f.clock.Advance(30 * time.Second)
 	var wg sync.WaitGroup
 	replies := make(chan *apptest.V1, 200)
@@ -296,6 +299,10 @@ func TestBreakerSendsOneProbeUnderParallelCalls(t *testing.T) {
 	for r := range replies {
 		wantReply(t, r, "up1")
 	}
+	if b := f.breaker(t, f.ids[0], "gpt-test"); b.State != "half_open" {
+		t.Fatalf("with the probe held: %+v", b)
+	}
+	close(gate)
 	f.waitState(t, "closed")
 	if n := f.ups[0].Count(); n != 6 {
 		t.Fatalf("up0 got %d requests: want 5 failures and exactly one probe", n)

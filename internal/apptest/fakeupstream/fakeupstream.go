@@ -108,6 +108,10 @@ type Behavior struct {
 	Chunks int
 	// Delay waits before answering at all (time to first byte).
 	Delay time.Duration
+	// Gate, when set, holds the answer (after Delay) until the channel is
+	// closed: a test keeps a request in flight for exactly as long as it
+	// needs, with no timing involved.
+	Gate <-chan struct{}
 	// ChunkDelay waits between stream events.
 	ChunkDelay time.Duration
 	// UsageDelay waits, in a stream, before the event with the final usage

@@ -166,6 +166,15 @@ func (x *exchange) answer(h handler) error {
 	if err := x.sleep(b.Delay); err != nil {
 		return err
 	}
+	if b.Gate != nil {
+		select {
+		case <-b.Gate:
+		case <-x.r.Context().Done():
+			return errGone
+		case <-x.s.stop:
+			return errGone
+		}
+	}
 	switch {
 	case b.Status != 0 && b.Status != http.StatusOK:
 		f := statusFailure(x, b.Status)
