@@ -48,6 +48,7 @@ package fakeupstream
 
 import (
 	"net/http"
+	"strings"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
@@ -181,7 +182,14 @@ type Server struct {
 	mu       sync.Mutex
 	behavior Behavior
 	script   []Behavior
+	rules    []rule
 	requests []Request
+}
+
+// rule answers requests whose body contains match with b (When).
+type rule struct {
+	match string
+	b     Behavior
 }
 
 // Option configures a Server.
@@ -232,14 +240,29 @@ func (s *Server) Script(bs ...Behavior) {
 	s.script = append(s.script, bs...)
 }
 
-// next takes the behavior for one request, with defaults filled in.
-func (s *Server) next() Behavior {
+// When answers every following request whose body contains match with b,
+// before the script and the standing behavior: a prompt the upstream
+// fails on, sent by one caller among others.
+func (s *Server) When(match string, b Behavior) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = append(s.rules, rule{match, b})
+}
+
+// next takes the behavior for one request with body raw, with defaults
+// filled in.
+func (s *Server) next(raw []byte) Behavior {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rules {
+		if strings.Contains(string(raw), r.match) {
+			return r.b.withDefaults()
+		}
+	}
 	b := s.behavior
 	if len(s.script) > 0 {
 		b, s.script = s.script[0], s.script[1:]
 	}
-	s.mu.Unlock()
 	return b.withDefaults()
 }
 

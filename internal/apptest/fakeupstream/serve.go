@@ -141,7 +141,7 @@ func (s *Server) endpoint(dialect string, h handler) http.Handler {
 			writeFailure(w, x.dialect, *f)
 			return
 		}
-		x.b = s.next()
+		x.b = s.next(x.raw)
 		if lim := x.completionLimit(); x.b.HonourLimit && lim > 0 && x.b.CompletionTokens > lim {
 			x.b.CompletionTokens = lim
 		}
