@@ -48,8 +48,8 @@ package fakeupstream
 
 import (
 	"net/http"
-	"strings"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
