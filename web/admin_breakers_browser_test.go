@@ -8,7 +8,8 @@ import (
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
 )
 
-// A channel whose upstream keeps failing trips its breaker for the model;
+// A channel whose upstream keeps failing for two users trips its breaker
+// for the model;
 // the channels page shows it open with the upstream's message, the next
 // probe and that the state is the node's, in both languages.
 func TestBrowserChannelsPageShowsBreakers(t *testing.T) {
@@ -20,8 +21,12 @@ func TestBrowserChannelsPageShowsBreakers(t *testing.T) {
 	spare := fakeupstream.New(t)
 	g.AddChannel(apptest.ChannelSpec{URL: spare.URL, Name: "spare"})
 	broken.SetBehavior(fakeupstream.Behavior{Status: http.StatusServiceUnavailable, ErrorMessage: "upstream melted"})
-	for range 5 {
-		if r := e.Call(g.Key, "POST", "/v1/chat/completions", chat("gpt-test")); r.Status != http.StatusOK {
+	// Two users: one user's failures alone never open a breaker.
+	other, otherID := e.NewUser("caller2", 1)
+	g.Root.OK("POST", "/api/topup", map[string]any{"user_id": otherID, "quota": 10_000_000})
+	keys := []string{g.Key, other.CreateToken(map[string]any{"name": "relay", "unlimited_quota": true}).Key}
+	for i := range 5 {
+		if r := e.Call(keys[i%2], "POST", "/v1/chat/completions", chat("gpt-test")); r.Status != http.StatusOK {
 			t.Fatalf("the spare channel did not answer: %d %s", r.Status, r.Body)
 		}
 	}

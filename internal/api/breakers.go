@@ -34,11 +34,14 @@ type breakerView struct {
 	OpenedAt            int64  `json:"opened_at"` // 0 when closed
 	// ProbeAt is when the probe is due while open: the first call for the
 	// model from then on starts it; 0 when closed.
-	ProbeAt         int64              `json:"probe_at"`
-	CoolDownSeconds int64              `json:"cool_down_seconds"`
-	FailedProbes    int64              `json:"failed_probes"`
-	Trips           int64              `json:"trips"`
-	LastErrors      []breakerEventView `json:"last_errors"`
+	ProbeAt         int64 `json:"probe_at"`
+	CoolDownSeconds int64 `json:"cool_down_seconds"`
+	FailedProbes    int64 `json:"failed_probes"`
+	Trips           int64 `json:"trips"`
+	// CoolingCallers is how many callers (users) its own failures cool
+	// down on the channel for the model, the breaker staying closed.
+	CoolingCallers int64              `json:"cooling_callers"`
+	LastErrors     []breakerEventView `json:"last_errors"`
 }
 
 type breakerEventView struct {
@@ -53,7 +56,7 @@ type breakerEventView struct {
 // model, most of them closed and quiet.
 func (s *Server) listBreakers(w http.ResponseWriter, r *http.Request) error {
 	return s.writeBreakers(w, 0, func(v *breaker.View) bool {
-		return v.State != breaker.Closed || len(v.LastErrors) > 0 || v.Failures > 0
+		return v.State != breaker.Closed || len(v.LastErrors) > 0 || v.Failures > 0 || v.CoolingCallers > 0
 	})
 }
 
@@ -90,7 +93,7 @@ func viewBreaker(v *breaker.View) breakerView {
 	b := breakerView{ChannelID: v.Channel, Model: v.Model, State: v.State.String(), WindowCalls: v.Calls,
 		WindowFailures: v.Failures, ConsecutiveFailures: v.Consecutive, OpenedAt: unixOrZero(v.OpenedAt),
 		ProbeAt: unixOrZero(v.ProbeAt), CoolDownSeconds: int64(v.CoolDown / time.Second), FailedProbes: v.FailedProbes,
-		Trips: v.Trips, LastErrors: make([]breakerEventView, 0, len(v.LastErrors))}
+		Trips: v.Trips, CoolingCallers: v.CoolingCallers, LastErrors: make([]breakerEventView, 0, len(v.LastErrors))}
 	if v.State == breaker.Closed {
 		b.ProbeAt = 0
 	}

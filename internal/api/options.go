@@ -47,7 +47,7 @@ type updateOptionRequest struct {
 // on their next reload).
 func (s *Server) updateOption(w http.ResponseWriter, r *http.Request) error {
 	var req updateOptionRequest
-	if err := httpx.Decode(w, r, &req); err != nil {
+	if err := httpx.DecodeStrict(w, r, &req); err != nil {
 		return err
 	}
 	value, ok := optionText(req.Value)

@@ -106,7 +106,7 @@ func TestUpdateOptionFailures(t *testing.T) {
 		{map[string]any{"key": "RegisterEnabled", "value": "maybe"}, "配置项 RegisterEnabled 的值无效: 必须是 true 或 false"},
 		{map[string]any{"key": "SystemName", "value": strings.Repeat("x", 65)}, "配置项 SystemName 的值无效: 不能超过 64 字节"},
 		{map[string]any{"key": "NewUserQuota"}, specInvalidParams},
-		{map[string]any{"key": "NewUserQuota", "value": nil}, specInvalidParams},
+		{map[string]any{"key": "NewUserQuota", "value": nil}, "无效的参数: value 不能为 null"},
 		{map[string]any{"key": "NewUserQuota", "value": []int{1}}, specInvalidParams},
 		{map[string]any{"key": "NewUserQuota", "value": map[string]int{"a": 1}}, specInvalidParams},
 		{`{"key":"NewUserQuota","value":"7"`, specInvalidParams},

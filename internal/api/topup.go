@@ -99,7 +99,7 @@ type topupSettingsRequest struct {
 // 1, no presets).
 func (s *Server) updateTopupSettings(w http.ResponseWriter, r *http.Request) error {
 	var req topupSettingsRequest
-	if err := httpx.Decode(w, r, &req); err != nil {
+	if err := httpx.DecodeStrictPinned(w, r, &req); err != nil {
 		return err
 	}
 	st := order.Settings{Enabled: req.Enabled, AllowCustom: req.AllowCustom, ExchangeRate: 1, Presets: req.Presets}

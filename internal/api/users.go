@@ -222,7 +222,7 @@ type updateSelfRequest struct {
 func (s *Server) updateSelf(w http.ResponseWriter, r *http.Request) error {
 	me := caller(r)
 	var req updateSelfRequest
-	if err := httpx.Decode(w, r, &req); err != nil {
+	if err := httpx.DecodeStrict(w, r, &req); err != nil {
 		return err
 	}
 	var patch store.UserPatch

@@ -10,6 +10,7 @@
 package breaker
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,6 +90,33 @@ const MaxMessageBytes = 512
 type bucket struct {
 	slot       int64 // which slot of time the counts belong to
 	ok, failed int64
+	// callers and failers are the slot's callers and failing callers, one
+	// bit per caller (callerBit): their popcounts are a lower bound of the
+	// distinct callers, kept without allocating.
+	callers, failers uint64
+}
+
+// callerBit is caller's bit in a bucket's caller sets. Two callers may
+// share a bit; that only ever makes them count as one, so a collision can
+// delay an opening, never cause one.
+func callerBit(caller int64) uint64 {
+	h := uint64(caller) * 0x9E3779B97F4A7C15 // Fibonacci hashing: ids 1, 2, 3… spread over the bits
+	return 1 << (h >> 58)
+}
+
+// MaxCallers is how many callers with recent failures a breaker follows
+// for their own cool-down; when more fail at once the one whose last
+// failure is oldest is forgotten.
+const MaxCallers = 16
+
+// callerState is one caller's run of failures on the breaker's (channel,
+// model) and its own cool-down.
+type callerState struct {
+	id       int64
+	fails    int64     // failures in a row
+	last     time.Time // the latest failure
+	until    time.Time // cooled down until
+	coolDown time.Duration
 }
 
 // Breaker is the breaker of one (channel, model). Its zero value is a
@@ -99,10 +127,19 @@ type Breaker struct {
 	// breaker do not take its lock either.
 	dueAt atomic.Int64
 
+	// nCallers is how many entries callers holds, so calls check a
+	// caller's cool-down without the lock while nobody has one.
+	nCallers atomic.Int32
+
 	mu          sync.Mutex
 	width       time.Duration // the slot width the buckets were filled with
 	buckets     [Buckets]bucket
 	consecutive int64
+	// runCaller is the caller of the consecutive run's first failure;
+	// runMixed: another caller failed in the run since.
+	runCaller   int64
+	runMixed    bool
+	callers     [MaxCallers]callerState
 	openedAt    time.Time
 	probeAt     time.Time     // when open: the first moment a probe may be sent
 	coolDown    time.Duration // the current one; grows with failed probes
@@ -138,53 +175,175 @@ func (b *Breaker) Allow(now time.Time, cfg *Config) (allow, probe bool) {
 	return false, false
 }
 
-// Success records a call the channel answered. Only a closed breaker
-// counts calls: outcomes of calls that started before it opened are late
-// news, and an open breaker's verdict is its probe's.
-func (b *Breaker) Success(now time.Time, cfg *Config) {
-	if !cfg.Enabled || !b.Closed() {
+// Success records a call the channel answered for caller (a user). It
+// ends the caller's own run of failures and cool-down. Only a closed
+// breaker counts calls: outcomes of calls that started before it opened
+// are late news, and an open breaker's verdict is its probe's.
+func (b *Breaker) Success(now time.Time, cfg *Config, caller int64) {
+	if !cfg.Enabled || (!b.Closed() && b.nCallers.Load() == 0) {
 		return
 	}
 	b.mu.Lock()
+	if b.nCallers.Load() > 0 {
+		b.forgetCaller(caller)
+	}
 	if State(b.state.Load()) == Closed {
-		b.bucketAt(now, cfg).ok++
+		bk := b.bucketAt(now, cfg)
+		bk.ok++
+		bk.callers |= callerBit(caller)
 		b.consecutive = 0
 	}
 	b.mu.Unlock()
 }
 
-// Failure records a call the channel failed (docs: what counts as a
-// failure) and its event, and reports whether it opened the breaker.
-func (b *Breaker) Failure(now time.Time, cfg *Config, ev Event) (opened bool) {
+// Outcome is what a failure changed.
+type Outcome struct {
+	// Opened: the failure opened the breaker for every caller.
+	Opened bool
+	// CallerCooled: the failure started a cool-down of its caller alone
+	// (CallerCooling).
+	CallerCooled bool
+}
+
+// Failure records a call the channel failed for caller (docs: what counts
+// as a failure) and its event. One caller's failures never open the
+// breaker alone (docs/decisions/circuit-breakers.md, One caller): they
+// cool that caller down on the channel once they reach the caller's
+// threshold, and while the caller cools down its failures are not counted
+// for the channel.
+func (b *Breaker) Failure(now time.Time, cfg *Config, caller int64, ev Event) (out Outcome) {
 	if !cfg.Enabled {
-		return false
+		return out
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.remember(ev)
 	if State(b.state.Load()) != Closed {
-		return false
+		return out
 	}
-	b.bucketAt(now, cfg).failed++
+	cs := b.callerEntry(now, cfg, caller)
+	cs.fails++
+	cs.last = now
+	if now.Before(cs.until) {
+		return out // the caller's verdict is its own cool-down
+	}
+	if cs.fails >= callerLimit(cfg) {
+		if cs.coolDown == 0 {
+			cs.coolDown = cfg.CoolDown
+		} else {
+			cs.coolDown = min(2*cs.coolDown, max(cfg.MaxCoolDown, cfg.CoolDown))
+		}
+		cs.until = now.Add(cs.coolDown)
+		out.CallerCooled = true
+	}
+	bk := b.bucketAt(now, cfg)
+	bk.failed++
+	bk.callers |= callerBit(caller)
+	bk.failers |= callerBit(caller)
 	b.consecutive++
+	if b.consecutive == 1 {
+		b.runCaller, b.runMixed = caller, false
+	} else if caller != b.runCaller {
+		b.runMixed = true
+	}
+	if out.CallerCooled && !b.runMixed {
+		// The run was this caller's alone, and its cool-down is the
+		// verdict on it: another caller's next failure starts a new run.
+		b.consecutive = 0
+	}
 	if !b.shouldOpen(now, cfg) {
-		return false
+		return out
 	}
 	b.open(now, cfg.CoolDown)
 	b.failedProbe = 0
-	return true
+	out.Opened = true
+	return out
 }
 
-// shouldOpen reports whether the counts now open the breaker.
+// callerLimit is how many failures in a row cool one caller down: the
+// consecutive rule's threshold, or the error rate's least number of calls
+// when that rule is off.
+func callerLimit(cfg *Config) int64 {
+	if cfg.Consecutive > 0 {
+		return max(cfg.Consecutive, 2)
+	}
+	return max(cfg.MinCalls, 2)
+}
+
+// shouldOpen reports whether the counts now open the breaker: the
+// consecutive failures came from more than one caller, or the error rate
+// is reached both over the calls and over the callers of the window (at
+// least two failing callers, and failing callers × 100 ≥ rate × callers).
 func (b *Breaker) shouldOpen(now time.Time, cfg *Config) bool {
-	if cfg.Consecutive > 0 && b.consecutive >= max(cfg.Consecutive, 2) {
+	if cfg.Consecutive > 0 && b.consecutive >= max(cfg.Consecutive, 2) && b.runMixed {
 		return true
 	}
 	if cfg.ErrorRatePercent <= 0 {
 		return false
 	}
-	calls, failed := b.counts(now, cfg)
-	return calls >= max(cfg.MinCalls, 2) && failed*100 >= cfg.ErrorRatePercent*calls
+	c := b.counts(now, cfg)
+	return c.calls >= max(cfg.MinCalls, 2) && c.failed*100 >= cfg.ErrorRatePercent*c.calls &&
+		c.failers >= 2 && c.failers*100 >= cfg.ErrorRatePercent*c.callers
+}
+
+// CallerCooling reports whether caller's own failures cool it down on
+// this (channel, model) at now: its calls go to other channels first.
+// Without any caller followed it takes no lock.
+func (b *Breaker) CallerCooling(now time.Time, caller int64) bool {
+	if b.nCallers.Load() == 0 {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.callers {
+		if cs := &b.callers[i]; cs.id == caller && cs.id != 0 {
+			return now.Before(cs.until)
+		}
+	}
+	return false
+}
+
+// callerEntry is caller's entry, made when missing: in a free slot, one
+// whose caller is neither cooling down nor failed within the window, or
+// else the one whose last failure is oldest. b.mu is held.
+func (b *Breaker) callerEntry(now time.Time, cfg *Config, caller int64) *callerState {
+	var free, oldest *callerState
+	for i := range b.callers {
+		cs := &b.callers[i]
+		switch {
+		case cs.id == caller && cs.id != 0:
+			if !now.Before(cs.until) && now.Sub(cs.last) > cfg.Window {
+				*cs = callerState{id: caller} // an old run: start again
+			}
+			return cs
+		case cs.id == 0 || (!now.Before(cs.until) && now.Sub(cs.last) > cfg.Window):
+			if free == nil {
+				free = cs
+			}
+		case oldest == nil || cs.last.Before(oldest.last):
+			oldest = cs
+		}
+	}
+	if free == nil {
+		free = oldest
+	}
+	if free.id == 0 {
+		b.nCallers.Add(1)
+	}
+	*free = callerState{id: caller}
+	return free
+}
+
+// forgetCaller drops caller's entry (a success ends its run and
+// cool-down). b.mu is held.
+func (b *Breaker) forgetCaller(caller int64) {
+	for i := range b.callers {
+		if cs := &b.callers[i]; cs.id == caller && cs.id != 0 {
+			*cs = callerState{}
+			b.nCallers.Add(-1)
+			return
+		}
+	}
 }
 
 // ProbeDone reports the probe's outcome: success closes the breaker with an
@@ -260,21 +419,31 @@ func (b *Breaker) bucketAt(now time.Time, cfg *Config) *bucket {
 	return bk
 }
 
-// counts sums the calls and failures of the slots inside the window
-// ending now; b.mu is held.
-func (b *Breaker) counts(now time.Time, cfg *Config) (calls, failed int64) {
+// windowCounts are the window's calls and failures, and how many callers
+// made them and failed (lower bounds, callerBit).
+type windowCounts struct {
+	calls, failed    int64
+	callers, failers int64
+}
+
+// counts sums the slots inside the window ending now; b.mu is held.
+func (b *Breaker) counts(now time.Time, cfg *Config) (c windowCounts) {
 	width := slotWidth(cfg)
 	if width != b.width {
-		return 0, 0
+		return c
 	}
 	cur := now.UnixNano() / int64(width)
+	var callers, failers uint64
 	for _, bk := range b.buckets {
 		if bk.slot > cur-Buckets && bk.slot <= cur {
-			calls += bk.ok + bk.failed
-			failed += bk.failed
+			c.calls += bk.ok + bk.failed
+			c.failed += bk.failed
+			callers |= bk.callers
+			failers |= bk.failers
 		}
 	}
-	return calls, failed
+	c.callers, c.failers = int64(bits.OnesCount64(callers)), int64(bits.OnesCount64(failers))
+	return c
 }
 
 func slotWidth(cfg *Config) time.Duration {
@@ -303,6 +472,9 @@ type Status struct {
 	CoolDown          time.Duration
 	FailedProbes      int64
 	Trips             int64
+	// CoolingCallers is how many callers cool down on the channel for the
+	// model because of their own failures.
+	CoolingCallers int64
 	// LastErrors are the latest failures, newest first.
 	LastErrors []Event
 }
@@ -314,7 +486,13 @@ func (b *Breaker) Status(now time.Time, cfg *Config) Status {
 	s := Status{State: State(b.state.Load()), Consecutive: b.consecutive, OpenedAt: b.openedAt,
 		ProbeAt: b.probeAt, CoolDown: b.coolDown, FailedProbes: b.failedProbe, Trips: b.trips}
 	if s.State == Closed {
-		s.Calls, s.Failures = b.counts(now, cfg)
+		c := b.counts(now, cfg)
+		s.Calls, s.Failures = c.calls, c.failed
+	}
+	for _, cs := range b.callers {
+		if cs.id != 0 && now.Before(cs.until) {
+			s.CoolingCallers++
+		}
 	}
 	n := min(b.nEvents, MaxEvents)
 	s.LastErrors = make([]Event, 0, n)

@@ -14,19 +14,37 @@ func testConfig() Config {
 		Consecutive: 5, CoolDown: 30 * time.Second, MaxCoolDown: 5 * time.Minute}
 }
 
-// step is one outcome at an offset from t0: 'o' success, 'x' failure.
+// step is one outcome at an offset from t0: 'o' success, 'x' failure,
+// from callers 1 and 2 in turn (by the step's index); 'a' a failure of
+// caller 99 alone (one user whose prompts fail); 'B'…'Z' a failure and
+// '0'…'9' a success of a caller of its own.
 type step struct {
 	at  time.Duration
 	out byte
+	i   int
 }
+
+func (s step) caller() int64 {
+	switch {
+	case s.out == 'a':
+		return 99
+	case s.out >= '0' && s.out <= '9':
+		return 100 + int64(s.out-'0')
+	case s.out >= 'B' && s.out <= 'Z':
+		return 200 + int64(s.out-'A')
+	}
+	return 1 + int64(s.i%2)
+}
+
+func (s step) failed() bool { return s.out == 'x' || s.out == 'a' || (s.out >= 'B' && s.out <= 'Z') }
 
 func run(b *Breaker, cfg *Config, steps []step) bool {
 	opened := false
 	for _, s := range steps {
 		now := t0.Add(s.at)
-		if s.out == 'o' {
-			b.Success(now, cfg)
-		} else if b.Failure(now, cfg, Event{Time: now, Status: 503}) {
+		if !s.failed() {
+			b.Success(now, cfg, s.caller())
+		} else if b.Failure(now, cfg, s.caller(), Event{Time: now, Status: 503}).Opened {
 			opened = true
 		}
 	}
@@ -37,7 +55,7 @@ func run(b *Breaker, cfg *Config, steps []step) bool {
 func seq(start time.Duration, outs string) []step {
 	var s []step
 	for i := range len(outs) {
-		s = append(s, step{start + time.Duration(i)*100*time.Millisecond, outs[i]})
+		s = append(s, step{start + time.Duration(i)*100*time.Millisecond, outs[i], i})
 	}
 	return s
 }
@@ -57,7 +75,7 @@ func TestOpeningRules(t *testing.T) {
 		{"5 consecutive open", nil, seq(0, "oooxxxxx"), true},
 		{"a success resets the consecutive count", nil, seq(0, "xxxxoxxxx"), false},
 		{"rate below min calls", func(c *Config) { c.Consecutive = 0 }, seq(0, "xoxoxox"), false},
-		{"rate 50% at min calls", func(c *Config) { c.Consecutive = 0 }, seq(0, "oxoxoxoxox"), true},
+		{"rate 50% at min calls", func(c *Config) { c.Consecutive = 0 }, seq(0, "oBoCoBoCoB"), true},
 		{"rate 40% at min calls", func(c *Config) { c.Consecutive = 0 }, seq(0, "ooxoxoxoox"), false},
 		{"rate rule off", func(c *Config) { c.Consecutive = 0; c.ErrorRatePercent = 0 }, seq(0, "xxxxxxxxxxxxxxxxxxxx"), false},
 		{"consecutive off, rate opens", func(c *Config) { c.Consecutive = 0 }, seq(0, "xxxxxxxxxx"), true},
@@ -68,6 +86,15 @@ func TestOpeningRules(t *testing.T) {
 			append(seq(0, "xxxxxxxx"), seq(50*time.Second, "oo")...), false}, // 8/10 but the last is a success: no failure to open on
 		{"failures across slots inside the window", func(c *Config) { c.Consecutive = 0 },
 			append(seq(0, "xxxxxxxx"), seq(50*time.Second, "ox")...), true},
+		// One caller cannot open it (issue 27 §3).
+		{"one caller's failures in a row never open", nil, seq(0, "aaaaaaaaaaaaaaaaaaaa"), false},
+		{"one caller's failures never reach the rate", func(c *Config) { c.Consecutive = 0 }, seq(0, "aaaaaaaaaaaaaaaaaaaa"), false},
+		{"one caller and another's one-off error among successes", func(c *Config) { c.Consecutive = 0 },
+			seq(0, "aaaaaaaa1234B"), false}, // 9 of 13 calls failed, but 2 of 6 callers
+		{"a second caller in the run opens at the threshold", nil, seq(0, "aaaaB"), true},
+		{"failures of two callers open at 5 as before", nil, seq(0, "oBCBCB"), true},
+		{"the rate across callers: all failing", func(c *Config) { c.Consecutive = 0 }, seq(0, "aBaBaBaBaB"), true},
+		{"a cooled-down caller's failures no longer count", nil, seq(0, "aaaaaaaaaaB"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := base
@@ -104,7 +131,7 @@ func TestWindowRolls(t *testing.T) {
 		}
 	}
 	// A slot reused a window later starts empty.
-	b.Success(t0.Add(60*time.Second), &cfg)
+	b.Success(t0.Add(60*time.Second), &cfg, 1)
 	if s := b.Status(t0.Add(60*time.Second), &cfg); s.Calls != 4 || s.Failures != 1 {
 		t.Fatalf("a reused slot kept its old counts: %+v", s)
 	}
@@ -124,7 +151,7 @@ func TestOpenProbeClose(t *testing.T) {
 		t.Fatal("allowed or probed during the cool-down")
 	}
 	// Calls while open are not counted; failures are remembered.
-	b.Success(opened.Add(time.Second), &cfg)
+	b.Success(opened.Add(time.Second), &cfg, 1)
 	allow, probe := b.Allow(opened.Add(30*time.Second), &cfg)
 	if allow || !probe {
 		t.Fatalf("due: allow %v probe %v, want the probe", allow, probe)
@@ -141,7 +168,7 @@ func TestOpenProbeClose(t *testing.T) {
 		t.Fatalf("closed status: %+v", s)
 	}
 	// The window restarted: one more failure does not reopen it.
-	if b.Failure(opened.Add(32*time.Second), &cfg, Event{}) {
+	if b.Failure(opened.Add(32*time.Second), &cfg, 1, Event{}).Opened {
 		t.Fatal("one failure after closing reopened the breaker")
 	}
 }
@@ -170,9 +197,73 @@ func TestFailedProbesGrowTheCoolDown(t *testing.T) {
 	now = b.Status(now, &cfg).ProbeAt
 	b.Allow(now, &cfg)
 	b.ProbeDone(now, &cfg, true, Event{})
-	run(&b, &cfg, []step{{now.Sub(t0), 'x'}, {now.Sub(t0), 'x'}, {now.Sub(t0), 'x'}, {now.Sub(t0), 'x'}, {now.Sub(t0), 'x'}})
+	run(&b, &cfg, []step{{now.Sub(t0), 'x', 0}, {now.Sub(t0), 'x', 1}, {now.Sub(t0), 'x', 2}, {now.Sub(t0), 'x', 3}, {now.Sub(t0), 'x', 4}})
 	if s := b.Status(now, &cfg); s.State != Open || s.CoolDown != 30*time.Second || s.Trips != 2 {
 		t.Fatalf("reopened after closing: %+v, want the base cool-down", s)
+	}
+}
+
+// One caller's failures cool that caller down on the breaker, doubling
+// while it keeps failing, without opening it; a success ends it.
+func TestCallerCoolDown(t *testing.T) {
+	cfg := testConfig()
+	var b Breaker
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	for i := range 4 {
+		if out := b.Failure(at(0), &cfg, 99, Event{}); out.Opened || out.CallerCooled {
+			t.Fatalf("failure %d: %+v", i+1, out)
+		}
+	}
+	if out := b.Failure(at(0), &cfg, 99, Event{}); out.Opened || !out.CallerCooled {
+		t.Fatalf("fifth failure: %+v, want the caller cooled alone", out)
+	}
+	if !b.CallerCooling(at(29*time.Second), 99) || b.CallerCooling(at(0), 98) || b.CallerCooling(at(30*time.Second), 99) {
+		t.Fatal("the caller's cool-down is not 30 s, or another caller's")
+	}
+	if s := b.Status(at(time.Second), &cfg); s.State != Closed || s.CoolingCallers != 1 || s.Failures != 5 {
+		t.Fatalf("status: %+v", s)
+	}
+	// Failures while cooling are not the channel's: another caller's
+	// failures start a run of their own.
+	for range 10 {
+		b.Failure(at(time.Second), &cfg, 99, Event{})
+	}
+	for range 4 {
+		b.Failure(at(2*time.Second), &cfg, 1, Event{})
+	}
+	if !b.Closed() {
+		t.Fatal("a cooled-down caller's failures opened the breaker")
+	}
+	// Failing again after the cool-down: twice as long.
+	if out := b.Failure(at(30*time.Second), &cfg, 99, Event{}); !out.CallerCooled || b.CallerCooling(at(89*time.Second), 99) != true {
+		t.Fatalf("again: %+v", out)
+	}
+	if b.CallerCooling(at(90*time.Second), 99) {
+		t.Fatal("the second cool-down is not 60 s")
+	}
+	b.Success(at(31*time.Second), &cfg, 99)
+	if b.CallerCooling(at(31*time.Second), 99) || b.nCallers.Load() != 1 {
+		t.Fatalf("a success did not end the caller's cool-down (%d followed)", b.nCallers.Load())
+	}
+}
+
+// More failing callers than the table holds: the oldest is forgotten, and
+// the count of followed callers stays right.
+func TestCallerTableBounded(t *testing.T) {
+	cfg := testConfig()
+	cfg.Consecutive, cfg.ErrorRatePercent = 0, 0
+	var b Breaker
+	for i := range 3 * MaxCallers {
+		b.Failure(t0.Add(time.Duration(i)*time.Millisecond), &cfg, int64(1000+i), Event{})
+	}
+	if n := b.nCallers.Load(); n != MaxCallers {
+		t.Fatalf("%d callers followed, want %d", n, MaxCallers)
+	}
+	for i := range 3 * MaxCallers {
+		b.Success(t0, &cfg, int64(1000+i))
+	}
+	if n := b.nCallers.Load(); n != 0 {
+		t.Fatalf("%d callers left after their successes", n)
 	}
 }
 
@@ -235,7 +326,7 @@ func TestEventsBounded(t *testing.T) {
 		long[i] = 'a'
 	}
 	for i := range 12 {
-		b.Failure(t0.Add(time.Duration(i)*time.Second), &cfg, Event{Time: t0.Add(time.Duration(i) * time.Second), Status: 500 + i, Message: string(long)})
+		b.Failure(t0.Add(time.Duration(i)*time.Second), &cfg, int64(1+i%2), Event{Time: t0.Add(time.Duration(i) * time.Second), Status: 500 + i, Message: string(long)})
 	}
 	s := b.Status(t0, &cfg)
 	if len(s.LastErrors) != MaxEvents || s.LastErrors[0].Status != 511 || s.LastErrors[4].Status != 507 {
@@ -256,7 +347,7 @@ func TestRecordingDoesNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() {
 		b.Closed()
 		b.Allow(now, &cfg)
-		b.Success(now, &cfg)
+		b.Success(now, &cfg, 1)
 	}); n != 0 {
 		t.Fatalf("%v allocations per call", n)
 	}
@@ -288,7 +379,7 @@ func BenchmarkCallOnOneBreaker(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if br.Closed() {
-				br.Success(time.Now(), &cfg)
+				br.Success(time.Now(), &cfg, 1)
 			}
 		}
 	})

@@ -15,10 +15,13 @@ import (
 
 // breakerFleet is a preferred channel (up0, priority 10, models gpt-test
 // and gpt-b) and a fallback (up1, gpt-test only), on a clock the test
-// moves.
+// moves, with two callers: keys[0] (the gateway's user) and keys[1] (a
+// second user). A breaker opens only on failures of more than one caller,
+// so the tests of a failing channel send their calls from both in turn.
 type breakerFleet struct {
 	*fleet
 	clock *apptest.Clock
+	keys  [2]string
 }
 
 func newBreakerFleet(t *testing.T) *breakerFleet {
@@ -27,7 +30,23 @@ func newBreakerFleet(t *testing.T) *breakerFleet {
 	f.e.App.SetClock(f.clock.Now)
 	f.g.UpdateChannel(f.ids[0], map[string]any{"models": "gpt-test,gpt-b"})
 	f.g.Root.OK("POST", "/api/model_price/", map[string]any{"model_name": "gpt-b", "input_price": 2, "output_price": 8})
+	f.keys[0] = f.g.Key
+	f.keys[1] = f.newCaller(t, "caller2")
 	return f
+}
+
+// newCaller is the key of a new funded user.
+func (f *breakerFleet) newCaller(t *testing.T, name string) string {
+	t.Helper()
+	c, id := f.e.NewUser(name, 1)
+	f.g.Root.OK("POST", "/api/topup", map[string]any{"user_id": id, "quota": 1_000_000_000})
+	return c.CreateToken(map[string]any{"name": "relay", "unlimited_quota": true}).Key
+}
+
+// chatAs sends a chat call for model with key and prompt.
+func (f *breakerFleet) chatAs(key, model, prompt string) *apptest.V1 {
+	return f.e.Call(key, "POST", "/v1/chat/completions", map[string]any{"model": model,
+		"messages": []map[string]string{{"role": "user", "content": prompt}}})
 }
 
 type breakerEvent struct {
@@ -48,6 +67,7 @@ type breakerState struct {
 	ProbeAt             int64          `json:"probe_at"`
 	CoolDownSeconds     int64          `json:"cool_down_seconds"`
 	FailedProbes        int64          `json:"failed_probes"`
+	CoolingCallers      int64          `json:"cooling_callers"`
 	LastErrors          []breakerEvent `json:"last_errors"`
 }
 
@@ -88,7 +108,7 @@ func (f *breakerFleet) openBreaker(t *testing.T) {
 		if b := f.breaker(t, f.ids[0], "gpt-test"); b.State != "closed" {
 			t.Fatalf("open after %d failures: %+v", i, b)
 		}
-		wantReply(t, f.chat(""), "up1")
+		wantReply(t, f.chat(f.keys[i%2]), "up1")
 	}
 }
 
@@ -238,8 +258,8 @@ func TestBreakerOpensOnErrorRate(t *testing.T) {
 	f.g.SetOption("ChannelBreakerMinCalls", "6")
 	ok, fail := fakeupstream.Behavior{Reply: "up0"}, fakeupstream.Behavior{Status: http.StatusInternalServerError}
 	f.ups[0].Script(ok, fail, ok, fail, ok, fail)
-	for range 6 {
-		f.chat("")
+	for i := range 6 {
+		f.chat(f.keys[i/2%2]) // each caller has a success and a failure
 	}
 	if b := f.breaker(t, f.ids[0], "gpt-test"); b.State != "open" || b.WindowFailures != 0 {
 		t.Fatalf("3 of 6 failed at 50%%: want open, got %+v", b)
@@ -274,13 +294,16 @@ func TestBreakerKeyRefusalAndOff(t *testing.T) {
 	}
 }
 
-// Hundreds of parallel calls finding the probe due send exactly one.
+// Hundreds of parallel calls finding the probe due send exactly one. The
+// probe is held at the upstream (a gate, not a delay) until every call has
+// been answered, so no call can see the breaker closed again however slowly
+// the machine runs them (it once flaked under load with a 500 ms delay).
 func TestBreakerSendsOneProbeUnderParallelCalls(t *testing.T) {
 	f := newBreakerFleet(t)
 	f.g.SetQuota(1_000_000_000) // 200 holds at once
 	f.openBreaker(t)
-	// A slow but healthy up0 keeps the probe in flight while the calls come.
-	f.ups[0].SetBehavior(fakeupstream.Behavior{Reply: "up0", Delay: 500 * time.Millisecond})
+	gate := make(chan struct{})
+	f.ups[0].SetBehavior(fakeupstream.Behavior{Reply: "up0", Gate: gate})
 	f.clock.Advance(30 * time.Second)
 	var wg sync.WaitGroup
 	replies := make(chan *apptest.V1, 200)
@@ -296,6 +319,10 @@ func TestBreakerSendsOneProbeUnderParallelCalls(t *testing.T) {
 	for r := range replies {
 		wantReply(t, r, "up1")
 	}
+	if b := f.breaker(t, f.ids[0], "gpt-test"); b.State != "half_open" {
+		t.Fatalf("with the probe held: %+v", b)
+	}
+	close(gate)
 	f.waitState(t, "closed")
 	if n := f.ups[0].Count(); n != 6 {
 		t.Fatalf("up0 got %d requests: want 5 failures and exactly one probe", n)
@@ -330,8 +357,8 @@ func TestBreakerListAndAdminTest(t *testing.T) {
 func TestBreakerAllSkippedIsNoChannel(t *testing.T) {
 	f := newBreakerFleet(t)
 	f.ups[0].SetBehavior(fakeupstream.Behavior{Status: http.StatusBadGateway})
-	for range 5 { // gpt-b has only up0
-		if r := f.chatModel("gpt-b"); r.Status != http.StatusBadGateway {
+	for i := range 5 { // gpt-b has only up0
+		if r := f.chatAs(f.keys[i%2], "gpt-b", "hi"); r.Status != http.StatusBadGateway {
 			t.Fatalf("want 502, got %d %s", r.Status, r.Body)
 		}
 	}
@@ -354,8 +381,8 @@ func TestBreakerCountsBrokenStreams(t *testing.T) {
 	f := newBreakerFleet(t)
 	f.ups[0].SetBehavior(fakeupstream.Behavior{FailAfter: 1, ResetOnCut: true})
 	stream := map[string]any{"model": "gpt-test", "stream": true, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
-	for range 5 {
-		if r := f.e.Call(f.g.Key, "POST", "/v1/chat/completions", stream); !strings.Contains(string(r.Body), "upstream stream broken") {
+	for i := range 5 {
+		if r := f.e.Call(f.keys[i%2], "POST", "/v1/chat/completions", stream); !strings.Contains(string(r.Body), "upstream stream broken") {
 			t.Fatalf("want a broken stream, got %d %s", r.Status, r.Body)
 		}
 	}
@@ -410,11 +437,109 @@ func TestBreakerCountsConnectionErrors(t *testing.T) {
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
 	f.g.UpdateChannel(f.ids[0], map[string]any{"base_url": closed})
-	for range 5 {
-		wantReply(t, f.chat(""), "up1")
+	for i := range 5 {
+		wantReply(t, f.chat(f.keys[i%2]), "up1")
 	}
 	b := f.breaker(t, f.ids[0], "gpt-test")
 	if b.State != "open" || b.LastErrors[0].Status != 0 || !strings.Contains(b.LastErrors[0].Message, "refused") {
 		t.Fatalf("after 5 refused connections: %+v", b)
+	}
+}
+
+// One user whose prompts make the upstream fail (issue 27 §3: five such
+// calls used to switch the model off for everyone) cools down alone: on a
+// model with one channel the user keeps getting the upstream's error,
+// every other user is served, and the breaker stays closed; on a model with
+// two channels the user's calls go to the other one first. Also with the
+// user's calls and others' in parallel.
+func TestBreakerOneCallerCannotTripIt(t *testing.T) {
+	f := newBreakerFleet(t)
+	attacker, victim := f.keys[0], f.keys[1]
+	f.ups[0].When("poison", fakeupstream.Behavior{Status: http.StatusInternalServerError})
+	f.ups[1].When("poison", fakeupstream.Behavior{Status: http.StatusInternalServerError})
+	for i := range 12 { // gpt-b: up0 only
+		if r := f.chatAs(attacker, "gpt-b", "poison"); r.Status != http.StatusBadGateway || !strings.Contains(string(r.Body), "上游返回 500") {
+			t.Fatalf("poisoned call %d: want the upstream's 500 as a 502, got %d %s", i, r.Status, r.Body)
+		}
+		wantReply(t, f.chatAs(victim, "gpt-b", "hi"), "up0")
+	}
+	b := f.breaker(t, f.ids[0], "gpt-b")
+	if b.State != "closed" || b.CoolingCallers != 1 {
+		t.Fatalf("after one caller's 12 failures: %+v", b)
+	}
+	if f.ups[0].Count() != 24 {
+		t.Fatalf("up0 got %d requests, want 24: the cooled-down caller's calls still reach the only channel", f.ups[0].Count())
+	}
+
+	// gpt-test: the attacker's calls fail on up0 five times (each retried
+	// on up1, which fails too); then they go to up1 first.
+	before := f.counts()
+	for range 5 {
+		f.chatAs(attacker, "gpt-test", "poison")
+	}
+	mid := f.counts()
+	if mid[0]-before[0] != 5 {
+		t.Fatalf("up0 got %d of the first 5 poisoned calls", mid[0]-before[0])
+	}
+	for range 5 {
+		f.chatAs(attacker, "gpt-test", "poison")
+		wantReply(t, f.chatAs(victim, "gpt-test", "hi"), "up0")
+	}
+	if after := f.counts(); after[0]-mid[0] != 5+5 {
+		// The attacker's 5 calls reach up0 only as their retry, after up1
+		// failed: each counted once, plus the victim's 5.
+		t.Fatalf("up0 got %d requests for 5 poisoned and 5 plain calls", after[0]-mid[0])
+	}
+	if b := f.breaker(t, f.ids[0], "gpt-test"); b.State != "closed" || b.CoolingCallers != 1 {
+		t.Fatalf("gpt-test on up0: %+v", b)
+	}
+
+	// In parallel: 100 poisoned calls and 100 others on gpt-b.
+	var wg sync.WaitGroup
+	replies := make(chan *apptest.V1, 100)
+	for range 100 {
+		wg.Add(2)
+		go func() { defer wg.Done(); f.chatAs(attacker, "gpt-b", "poison") }()
+		go func() { defer wg.Done(); replies <- f.chatAs(victim, "gpt-b", "hi") }()
+	}
+	wg.Wait()
+	close(replies)
+	for r := range replies {
+		wantReply(t, r, "up0")
+	}
+	if b := f.breaker(t, f.ids[0], "gpt-b"); b.State != "closed" {
+		t.Fatalf("after 100 parallel poisoned calls: %+v", b)
+	}
+}
+
+// A real outage, failures from several callers, opens the breaker as fast
+// as before: at the fifth failure in a row, and by the error rate.
+func TestBreakerOutageOfSeveralCallersOpens(t *testing.T) {
+	f := newBreakerFleet(t)
+	third := f.newCaller(t, "caller3")
+	keys := []string{f.keys[0], third, f.keys[1]}
+	f.ups[0].SetBehavior(fakeupstream.Behavior{Status: http.StatusServiceUnavailable})
+	for i := range 5 {
+		if b := f.breaker(t, f.ids[0], "gpt-b"); b.State != "closed" {
+			t.Fatalf("open after %d failures: %+v", i, b)
+		}
+		f.chatAs(keys[i%3], "gpt-b", "hi")
+	}
+	if b := f.breaker(t, f.ids[0], "gpt-b"); b.State != "open" {
+		t.Fatalf("after 5 failures of 3 callers: %+v", b)
+	}
+	if r := f.chatAs(keys[0], "gpt-b", "hi"); r.Status != http.StatusServiceUnavailable || !strings.Contains(string(r.Body), `"no_channel"`) {
+		t.Fatalf("want 503 no_channel, got %d %s", r.Status, r.Body)
+	}
+
+	// One caller's four failures, then another's: the fifth opens it.
+	f2 := newBreakerFleet(t)
+	f2.ups[0].SetBehavior(fakeupstream.Behavior{Status: http.StatusServiceUnavailable})
+	for range 4 {
+		f2.chatAs(f2.keys[0], "gpt-b", "hi")
+	}
+	f2.chatAs(f2.keys[1], "gpt-b", "hi")
+	if b := f2.breaker(t, f2.ids[0], "gpt-b"); b.State != "open" {
+		t.Fatalf("after 4 + 1 failures of 2 callers: %+v", b)
 	}
 }

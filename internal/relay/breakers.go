@@ -61,7 +61,7 @@ func (c *call) recordOutcome(u *upstream, err error) {
 	var fail *upstreamFailure
 	switch {
 	case c.channel == u && c.upstreamBroke == "" && (err == nil || c.wrote):
-		b.Success(c.rl.now(), cfg)
+		b.Success(c.rl.now(), cfg, c.key.user.ID)
 	case c.upstreamBroke != "":
 		c.breakerFailure(u, b, cfg, &upstreamFailure{detail: c.upstreamBroke})
 	case errors.As(err, &fail) && !fail.neutral && c.r.Context().Err() == nil:
@@ -75,10 +75,23 @@ func (c *call) breakerFailure(u *upstream, b *breaker.Breaker, cfg *breaker.Conf
 	if fail.unreadable {
 		ev.Status = http.StatusOK // the upstream said 200; the relay could not read it
 	}
-	if b.Failure(now, cfg, ev) {
+	out := b.Failure(now, cfg, c.key.user.ID, ev)
+	if out.Opened {
 		c.rl.Log.Warn("channel breaker opened: the channel is skipped for the model", "channel", u.ID,
 			"model", c.meta.model, "cool_down", cfg.CoolDown)
+	} else if out.CallerCooled {
+		c.rl.Log.Info("channel breaker: one caller's failures cool that caller down on the channel", "channel", u.ID,
+			"model", c.meta.model, "user_id", c.key.user.ID)
 	}
+}
+
+// callerCooling reports whether this call's caller cools down on channel
+// u for the model after failures of its own: the channel is then tried
+// only when no other one is left (choose), so the caller gets another
+// channel or the upstream's own answer, and others keep the channel.
+func (c *call) callerCooling(u *upstream) bool {
+	b := u.breakers[c.meta.model]
+	return b != nil && c.rl.Options.Current().Breaker.Enabled && b.CallerCooling(c.rl.now(), c.key.user.ID)
 }
 
 // cut shortens s to at most n bytes (CleanLastError then drops a cut

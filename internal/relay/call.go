@@ -373,7 +373,8 @@ func (c *call) logFailure(u *upstream, fail *upstreamFailure) {
 
 // choose picks the next channel: the pinned one (once), or by priority and
 // weight among the candidates not tried, not cooling down, able to speak
-// this endpoint and whose breaker for the model is closed. A pin ignores
+// this endpoint and whose breaker for the model is closed; those on which
+// the caller alone cools down only when no other is left. A pin ignores
 // cooldowns and breakers: an admin probing a channel wants it called.
 func (c *call) choose(tried map[int64]bool) *upstream {
 	if c.pinned != 0 {
@@ -383,9 +384,15 @@ func (c *call) choose(tried map[int64]bool) *upstream {
 		}
 		return u
 	}
-	return pick(c.tiers, func(u *upstream) bool {
+	skip := func(u *upstream) bool {
 		return tried[u.ID] || !c.serves(u) || c.rl.coolingDown(u.ID) || c.rl.tripped(u, c.meta.model)
-	})
+	}
+	// A channel on which this caller's own failures cooled it down comes
+	// last (breakers.go, callerCooling).
+	if u := pick(c.tiers, func(u *upstream) bool { return skip(u) || c.callerCooling(u) }); u != nil {
+		return u
+	}
+	return pick(c.tiers, skip)
 }
 
 // route checks, before anything is reserved, that this caller is offered

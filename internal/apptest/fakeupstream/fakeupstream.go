@@ -49,6 +49,7 @@ package fakeupstream
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -108,6 +109,10 @@ type Behavior struct {
 	Chunks int
 	// Delay waits before answering at all (time to first byte).
 	Delay time.Duration
+	// Gate, when set, holds the answer (after Delay) until the channel is
+	// closed: a test keeps a request in flight for exactly as long as it
+	// needs, with no timing involved.
+	Gate <-chan struct{}
 	// ChunkDelay waits between stream events.
 	ChunkDelay time.Duration
 	// UsageDelay waits, in a stream, before the event with the final usage
@@ -179,7 +184,14 @@ type Server struct {
 	mu       sync.Mutex
 	behavior Behavior
 	script   []Behavior
+	rules    []rule
 	requests []Request
+}
+
+// rule answers requests whose body contains match with b (When).
+type rule struct {
+	match string
+	b     Behavior
 }
 
 // Option configures a Server.
@@ -235,14 +247,29 @@ func (s *Server) Script(bs ...Behavior) {
 	s.script = append(s.script, bs...)
 }
 
-// next takes the behavior for one request, with defaults filled in.
-func (s *Server) next() Behavior {
+// When answers every following request whose body contains match with b,
+// before the script and the standing behavior: a prompt the upstream
+// fails on, sent by one caller among others.
+func (s *Server) When(match string, b Behavior) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules = append(s.rules, rule{match, b})
+}
+
+// next takes the behavior for one request with body raw, with defaults
+// filled in.
+func (s *Server) next(raw []byte) Behavior {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.rules {
+		if strings.Contains(string(raw), r.match) {
+			return r.b.withDefaults()
+		}
+	}
 	b := s.behavior
 	if len(s.script) > 0 {
 		b, s.script = s.script[0], s.script[1:]
 	}
-	s.mu.Unlock()
 	return b.withDefaults()
 }
 

@@ -141,7 +141,7 @@ func (s *Server) endpoint(dialect string, h handler) http.Handler {
 			writeFailure(w, x.dialect, *f)
 			return
 		}
-		x.b = s.next()
+		x.b = s.next(x.raw)
 		if lim := x.completionLimit(); x.b.HonourLimit && lim > 0 && x.b.CompletionTokens > lim {
 			x.b.CompletionTokens = lim
 		}
@@ -165,6 +165,15 @@ func (x *exchange) answer(h handler) error {
 	b := x.b
 	if err := x.sleep(b.Delay); err != nil {
 		return err
+	}
+	if b.Gate != nil {
+		select {
+		case <-b.Gate:
+		case <-x.r.Context().Done():
+			return errGone
+		case <-x.s.stop:
+			return errGone
+		}
 	}
 	switch {
 	case b.Status != 0 && b.Status != http.StatusOK:
