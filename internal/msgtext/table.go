@@ -87,6 +87,8 @@ var english = map[string]entry{
 	"渠道测试失败: ":                            {text: "channel test failed: "},
 	"渠道测试失败: %s":                          {text: "channel test failed: %s", labels: label(0)},
 	"上游返回 %d: %s":                         {text: "upstream answered %d: %s"},
+	"渠道没有这个序号的密钥":                         {text: "the channel has no key with this index"},
+	"密钥 [%d]: %s":                         {text: "key [%d]: %s", labels: label(1)},
 
 	// Tokens.
 	"令牌名称长度必须在 1 到 50 个字符之间":              {text: "token name must be 1 to 50 characters"},

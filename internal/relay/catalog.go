@@ -19,7 +19,8 @@ type upstream struct {
 	ID      int64
 	Type    int
 	Name    string
-	Key     string
+	Key     string   // the whole key text, every key of the pool (for redaction)
+	pool    *keyPool // the keys in service (keypool.go)
 	BaseURL string
 	Mapping map[string]string // requested model → upstream model
 
@@ -111,7 +112,7 @@ func (c *catalog) reload(ctx context.Context) error {
 			c.log.Warn("channel has an invalid model mapping; ignoring it", "channel", ch.ID)
 		}
 		u := &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Mapping: mapping,
-			models: map[string]bool{}}
+			pool: newKeyPool(ch.Key, ch.DisabledKeys), models: map[string]bool{}}
 		u.resolve()
 		s.channels[ch.ID] = u
 	}
