@@ -254,7 +254,7 @@ func (c *call) describe(model string) billing.Call {
 		Price: price, Discount: pricing.Discount(c.snap.groupPrices, c.key.user.Group, model),
 		PromptBound: c.promptBound(), MaxTokens: c.meta.maxTokens, Choices: c.meta.choices,
 		Kind: billingKind(c.ep.usage), Multipart: c.ep.multipart,
-		DefaultMaxTokens: opts.DefaultMaxTokens, Strict: !opts.BillingOverrunAllowed,
+		DefaultMaxTokens: opts.DefaultMaxTokens, Strict: !opts.BillingOverrunAllowed, OutputLimit: price.MaxOutputTokens,
 		Username: c.key.user.Username, Group: c.key.user.Group, TokenName: c.key.token.Name, Model: model,
 		RequestID: c.requestID, SessionKey: sessionKey(c.r), Stream: c.meta.stream, Start: c.start,
 	}
