@@ -144,3 +144,27 @@ func TestModelPriceOutputLimitValidation(t *testing.T) {
 		}
 	}
 }
+
+// On a plan the same: an open call is held for the model's output limit;
+// a window that covers it leaves the body unchanged, a window that leaves
+// less caps the call at what it holds.
+func TestModelOutputLimitOnAPlan(t *testing.T) {
+	e, up, g := planGateway(t)
+	setOutputLimit(t, g, "gpt-test", 5000)
+	g.Subscribe(g.UserID, g.NewPlan("p", apptest.PlanLimits{"gpt-test": {"token_period": 8000}}, nil), 30)
+	up.SetBehavior(fakeupstream.Behavior{PromptTokens: 10, CompletionTokens: 4000, HonourLimit: true})
+	chat := `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chat); r.Status != http.StatusOK {
+		t.Fatalf("first: %d %s", r.Status, r.Body)
+	}
+	if got := string(up.LastRequest().Body); got != chat {
+		t.Fatalf("a window covering the model's limit: upstream body %s, want it unchanged", got)
+	}
+	// 4,010 of 8,000 used: the window leaves less than 5,000.
+	if r := e.Call(g.Key, "POST", "/v1/chat/completions", chat); r.Status != http.StatusOK {
+		t.Fatalf("second: %d %s", r.Status, r.Body)
+	}
+	if lim := field(t, up.LastRequest().Body, "max_tokens"); lim <= 0 || lim >= 5000 {
+		t.Fatalf("a window short of the model's limit: max_tokens %d, want a cap below 5000", lim)
+	}
+}

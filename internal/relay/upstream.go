@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
 )
 
 // upstreamFailure is an upstream that did not answer usefully before
