@@ -69,6 +69,18 @@ func TestKeyPoolSpreadsCallsRoundRobin(t *testing.T) {
 	if v := readPool(t, g, g.ChannelID); v.KeyCount != 3 || len(v.DisabledKeys) != 0 || !v.HasKey {
 		t.Fatalf("view: %+v", v)
 	}
+	// At most 100 keys: more is refused and changes nothing.
+	var many strings.Builder
+	for i := range 101 {
+		many.WriteString(apptest.Path("k-%d\n", i))
+	}
+	r := g.Root.Do("PUT", "/api/channel/", map[string]any{"id": g.ChannelID, "key": many.String()})
+	if r.Success || r.Message != "一个渠道最多 100 个密钥" {
+		t.Fatalf("101 keys: %+v", r)
+	}
+	if v := readPool(t, g, g.ChannelID); v.KeyCount != 3 {
+		t.Fatalf("a refused update changed the pool: %+v", v)
+	}
 }
 
 // A key the upstream refuses for good is retired alone, persisted across

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/channel"
@@ -15,6 +16,9 @@ import (
 
 // probeTimeout bounds a channel test.
 const probeTimeout = 20 * time.Second
+
+// keysTestedAtOnce bounds the keys of one pool a channel test calls at once.
+const keysTestedAtOnce = 8
 
 // TestChannel sends a minimal real chat completion (one user message "hi",
 // max_tokens 1) for model through channel ch's dialect, as the relay would,
@@ -32,10 +36,23 @@ func (rl *Relay) TestChannel(ctx context.Context, ch store.Channel, model string
 	if len(pool) == 0 {
 		pool = []channel.PoolKey{{}}
 	}
+	// The keys are tested a few at a time: a pool of MaxKeys keys whose
+	// upstream hangs ends within a few probeTimeouts.
+	results := make([]channel.TestResult, len(pool))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, keysTestedAtOnce)
+	for i, k := range pool {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i], _ = rl.testUpstream(ctx, u, k.Key, model)
+		})
+	}
+	wg.Wait()
 	var overall channel.TestResult
 	failed := false
 	for i, k := range pool {
-		res, _ := rl.testUpstream(ctx, u, k.Key, model)
+		res := results[i]
 		overall.Keys = append(overall.Keys, channel.KeyTest{Index: k.Index, Retired: k.Disabled != nil,
 			Status: res.Status, Elapsed: res.Elapsed, Detail: res.Detail})
 		if i == 0 || (!failed && !res.OK()) {
