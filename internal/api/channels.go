@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/channel"
@@ -16,10 +17,15 @@ const (
 	MsgChannelNotFound = "渠道不存在"
 	// MsgChannelTestFailed prefixes the transport error of a failed test.
 	MsgChannelTestFailed = "渠道测试失败: "
+	// MsgChannelKeyNotFound refuses a key index outside the channel's pool.
+	MsgChannelKeyNotFound = "渠道没有这个序号的密钥"
+	// msgKeyTestFmt prefixes a failed test of one key of a pool.
+	msgKeyTestFmt = "密钥 [%d]: %s"
 )
 
 // channelView is a channel as shown to admins. The key is write-only: only
-// whether one is set is shown.
+// whether one is set is shown, how many keys its pool holds, and which are
+// retired (by index, never the key).
 type channelView struct {
 	ID           int64  `json:"id"`
 	Type         int    `json:"type"`
@@ -39,10 +45,28 @@ type channelView struct {
 	ResponseTime int64  `json:"response_time"` // ms
 	UsedQuota    int64  `json:"used_quota"`
 	LastError    string `json:"last_error"`
+	KeyCount     int    `json:"key_count"`
+	// DisabledKeys are the keys of the pool retired after a refusal.
+	DisabledKeys []disabledKeyView `json:"disabled_keys"`
+}
+
+// disabledKeyView is a retired key of a pool: its 0-based index in the
+// key text, the upstream's refusal and when (unix seconds).
+type disabledKeyView struct {
+	Index  int    `json:"index"`
+	Reason string `json:"reason"`
+	Time   int64  `json:"time"`
 }
 
 func viewChannel(c *store.Channel) channelView {
-	return channelView{
+	pool := channel.Pool(c.Key, c.DisabledKeys)
+	disabled := []disabledKeyView{}
+	for _, k := range pool {
+		if k.Disabled != nil {
+			disabled = append(disabled, disabledKeyView{Index: k.Index, Reason: k.Disabled.Reason, Time: k.Disabled.Time})
+		}
+	}
+	return channelView{KeyCount: len(pool), DisabledKeys: disabled,
 		ID: c.ID, Type: c.Type, Name: c.Name, HasKey: c.Key != "", BaseURL: c.BaseURL, Models: c.Models,
 		Group: c.Groups, Priority: c.Priority, Weight: c.Weight, ModelMapping: c.ModelMapping, Setting: c.Setting, Other: c.Other,
 		Status: c.Status, CreatedTime: c.CreatedTime, TestTime: c.TestTime, ResponseTime: c.ResponseTime, UsedQuota: c.UsedQuota,
@@ -268,6 +292,19 @@ type channelTestResult struct {
 	TimeMS     int64  `json:"time_ms"`
 	StatusCode int    `json:"status_code"`
 	Model      string `json:"model"`
+	// Keys is the outcome per key of the pool.
+	Keys []keyTestResult `json:"keys"`
+}
+
+// keyTestResult is the test of one key of a pool: its 0-based index,
+// whether it is retired, the upstream's status (0: no answer), the time
+// and, when it failed, why (key masked).
+type keyTestResult struct {
+	Index      int    `json:"index"`
+	Disabled   bool   `json:"disabled"`
+	StatusCode int    `json:"status_code"`
+	TimeMS     int64  `json:"time_ms"`
+	Message    string `json:"message"`
 }
 
 // testChannel sends a minimal real chat completion through the channel's
@@ -293,10 +330,21 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) error {
 	start := time.Now()
 	res := s.Channels.TestChannel(r.Context(), c, model)
 	elapsed := res.Elapsed.Milliseconds()
+	keys := make([]keyTestResult, len(res.Keys))
+	for i, k := range res.Keys {
+		keys[i] = keyTestResult{Index: k.Index, Disabled: k.Retired, StatusCode: k.Status, TimeMS: k.Elapsed.Milliseconds(),
+			Message: channel.CleanLastError(testFailure(k.Status, k.Detail))}
+	}
 	if !res.OK() {
-		msg := res.Detail
-		if res.Status != 0 {
-			msg = fmt.Sprintf("上游返回 %d: %s", res.Status, res.Detail)
+		msg := testFailure(res.Status, res.Detail)
+		if len(res.Keys) > 1 {
+			for _, k := range res.Keys {
+				if k.Status != res.Status || k.Detail != res.Detail {
+					continue
+				}
+				msg = fmt.Sprintf(msgKeyTestFmt, k.Index, msg) // the pool's first failing key
+				break
+			}
 		}
 		msg = channel.CleanLastError(msg)
 		if err := s.Store.RecordChannelTest(r.Context(), c.ID, store.ChannelTest{Time: start.Unix(), Error: msg}); err != nil {
@@ -308,7 +356,48 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) error {
 	if err := s.Store.RecordChannelTest(r.Context(), c.ID, test); err != nil {
 		return err
 	}
-	return httpx.OK(w, channelTestResult{TimeMS: elapsed, StatusCode: res.Status, Model: model})
+	return httpx.OK(w, channelTestResult{TimeMS: elapsed, StatusCode: res.Status, Model: model, Keys: keys})
+}
+
+// testFailure is how a failed test reads ("" for a success).
+func testFailure(status int, detail string) string {
+	switch {
+	case status == 200:
+		return ""
+	case status != 0:
+		return fmt.Sprintf("上游返回 %d: %s", status, detail)
+	}
+	return detail
+}
+
+// enableChannelKey puts a retired key of a channel's pool back in service
+// (POST /api/channel/{id}/keys/{index}/enable); a channel the system
+// disabled because all its keys were out is enabled again with it.
+func (s *Server) enableChannelKey(w http.ResponseWriter, r *http.Request) error {
+	id, err := httpx.PathID(r)
+	if err != nil {
+		return err
+	}
+	c, err := s.channelByID(r, id)
+	if err != nil {
+		return err
+	}
+	pool := channel.Pool(c.Key, c.DisabledKeys)
+	index, err := strconv.Atoi(r.PathValue("index"))
+	if err != nil || index < 0 || index >= len(pool) {
+		return httpx.Fail(MsgChannelKeyNotFound)
+	}
+	if _, err := s.Store.RestoreChannelKeys(r.Context(), id, []string{pool[index].ID}, store.ChannelTest{}); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return httpx.Fail(MsgChannelNotFound)
+		}
+		return err
+	}
+	c, err = s.channelByID(r, id)
+	if err != nil {
+		return err
+	}
+	return httpx.OK(w, viewChannel(&c))
 }
 
 // listGroups lists every group name in use (see Store.GroupNames).

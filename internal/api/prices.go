@@ -34,6 +34,9 @@ type modelPriceView struct {
 	CacheWritePrice   float64     `json:"cache_write_price"`
 	CacheWrite1hPrice float64     `json:"cache_write_1h_price"`
 	Tiers             []priceTier `json:"tiers"`
+	// MaxOutputTokens is the most the model writes in one completion (0:
+	// unknown; issue 28 §4): an open call is held for it.
+	MaxOutputTokens int64 `json:"max_output_tokens"`
 }
 
 // priceTier is one context-length tier: its prices apply to a call whose
@@ -61,6 +64,7 @@ func viewModelPrice(p *store.ModelPrice) modelPriceView {
 		CachedPrice: p.CachedPrice, PerRequestPrice: p.PerRequestPrice, BillingType: p.BillingType,
 		Enabled: p.Enabled, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		CacheWritePrice: p.CacheWritePrice, CacheWrite1hPrice: p.CacheWrite1hPrice, Tiers: tiers,
+		MaxOutputTokens: p.MaxOutputTokens,
 	}
 }
 
@@ -97,6 +101,7 @@ type createModelPriceRequest struct {
 	PerRequestPrice   float64     `json:"per_request_price"`
 	BillingType       string      `json:"billing_type"`
 	Enabled           *bool       `json:"enabled"`
+	MaxOutputTokens   int64       `json:"max_output_tokens"`
 }
 
 // createModelPrice adds the price of a model; billing_type defaults to token
@@ -115,7 +120,8 @@ func (s *Server) createModelPrice(w http.ResponseWriter, r *http.Request) error 
 		pricing.ValidatePrice(req.InputPrice), pricing.ValidatePrice(req.OutputPrice),
 		pricing.ValidatePrice(req.CachedPrice), pricing.ValidatePrice(req.PerRequestPrice),
 		pricing.ValidateBillingType(req.BillingType),
-		pricing.ValidatePrice(req.CacheWritePrice), pricing.ValidatePrice(req.CacheWrite1hPrice), tiersProblem)
+		pricing.ValidatePrice(req.CacheWritePrice), pricing.ValidatePrice(req.CacheWrite1hPrice), tiersProblem,
+		pricing.ValidateOutputLimit(req.MaxOutputTokens))
 	if msg != "" {
 		return httpx.Fail(msg)
 	}
@@ -123,7 +129,7 @@ func (s *Server) createModelPrice(w http.ResponseWriter, r *http.Request) error 
 		ModelName: req.ModelName, InputPrice: req.InputPrice, OutputPrice: req.OutputPrice,
 		CachedPrice: req.CachedPrice, CacheWritePrice: req.CacheWritePrice, CacheWrite1hPrice: req.CacheWrite1hPrice,
 		Tiers: tiers, PerRequestPrice: req.PerRequestPrice,
-		BillingType: req.BillingType, Enabled: req.Enabled == nil || *req.Enabled,
+		BillingType: req.BillingType, Enabled: req.Enabled == nil || *req.Enabled, MaxOutputTokens: req.MaxOutputTokens,
 	}
 	if err := s.Store.CreateModelPrice(r.Context(), &p); err != nil {
 		return duplicateAsFailure(err)
@@ -146,6 +152,7 @@ type updateModelPriceRequest struct {
 	PerRequestPrice *float64     `json:"per_request_price"`
 	BillingType     *string      `json:"billing_type"`
 	Enabled         *bool        `json:"enabled"`
+	MaxOutputTokens *int64       `json:"max_output_tokens"`
 }
 
 // updateModelPrice changes the fields sent; the others keep their values.
@@ -167,6 +174,9 @@ func (s *Server) updateModelPrice(w http.ResponseWriter, r *http.Request) error 
 	if req.BillingType != nil {
 		problems = append(problems, pricing.ValidateBillingType(*req.BillingType))
 	}
+	if req.MaxOutputTokens != nil {
+		problems = append(problems, pricing.ValidateOutputLimit(*req.MaxOutputTokens))
+	}
 	var tiers *string
 	if req.Tiers != nil {
 		encoded, msg := validTiers(*req.Tiers)
@@ -179,6 +189,7 @@ func (s *Server) updateModelPrice(w http.ResponseWriter, r *http.Request) error 
 		InputPrice: req.InputPrice, OutputPrice: req.OutputPrice, CachedPrice: req.CachedPrice,
 		CacheWritePrice: req.CacheWritePrice, CacheWrite1hPrice: req.CacheWrite1hPrice, Tiers: tiers,
 		PerRequestPrice: req.PerRequestPrice, BillingType: req.BillingType, Enabled: req.Enabled,
+		MaxOutputTokens: req.MaxOutputTokens,
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return httpx.Fail(MsgModelPriceNotFound)

@@ -53,6 +53,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "POST /api/channel/{$}", levelAdmin, s.createChannel)
 	s.handle(mux, "PUT /api/channel/{$}", levelAdmin, s.updateChannel)
 	s.handle(mux, "DELETE /api/channel/{id}", levelAdmin, s.deleteChannel)
+	s.handle(mux, "POST /api/channel/{id}/keys/{index}/enable", levelAdmin, s.enableChannelKey)
 	s.handle(mux, "GET /api/group/{$}", levelAdmin, s.listGroups)
 
 	// Admin dashboard

@@ -20,14 +20,23 @@ const (
 )
 
 // EstimateTokens is the call's estimated usage: the prompt's bound plus the
-// requested completion size for every choice, but never less than
-// DefaultMaxTokens each. The floor matters because a small max_tokens
-// bounds only the answer: a tiny body can carry a costly prompt (an image
-// URL, a cached context), and 50 parallel calls each holding a tiny
-// estimate would drain a small balance at once. Embeddings have no
+// requested completion size for every choice — for an open completion the
+// model's output limit (OutputLimit) when known, else DefaultMaxTokens —
+// but never less than DefaultMaxTokens each (nor more than the model's
+// limit, when that is smaller). The floor matters because a small
+// max_tokens bounds only the answer: a tiny body can carry a costly prompt
+// (an image URL, a cached context), and 50 parallel calls each holding a
+// tiny estimate would drain a small balance at once. Embeddings have no
 // completion.
 func EstimateTokens(c *Call) pricing.Usage {
-	completion := TimesChoices(max(c.MaxTokens, c.DefaultMaxTokens), c.Choices)
+	floor := c.DefaultMaxTokens
+	if c.OutputLimit > 0 {
+		floor = min(floor, c.OutputLimit)
+		if c.MaxTokens <= 0 {
+			floor = c.OutputLimit // the global default applies only to models without a value
+		}
+	}
+	completion := TimesChoices(max(c.MaxTokens, floor), c.Choices)
 	if c.Kind == KindEmbeddings {
 		completion = 0
 	}

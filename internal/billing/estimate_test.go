@@ -32,6 +32,14 @@ func TestEstimate(t *testing.T) {
 		{"choices saturate", Call{Price: tokenPrice, Discount: 1, PromptBound: 1, MaxTokens: math.MaxInt64 / 2, Choices: 3},
 			pricing.Usage{PromptTokens: 1, CompletionTokens: math.MaxInt64}, pricing.MaxCallCost},
 		{"per request", Call{Price: perRequest, Discount: 2, PromptBound: 100, MaxTokens: 500}, pricing.Usage{PromptTokens: 100, CompletionTokens: 500}, 20000},
+		{"an open call holds the model's output limit", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, DefaultMaxTokens: 50, OutputLimit: 800, Choices: 2},
+			pricing.Usage{PromptTokens: 100, CompletionTokens: 1600}, 2*100 + 8*1600},
+		{"a model limit below the default", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, DefaultMaxTokens: 50, OutputLimit: 20},
+			pricing.Usage{PromptTokens: 100, CompletionTokens: 20}, 2*100 + 8*20},
+		{"the floor never passes the model's limit", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, MaxTokens: 10, DefaultMaxTokens: 50, OutputLimit: 30},
+			pricing.Usage{PromptTokens: 100, CompletionTokens: 30}, 2*100 + 8*30},
+		{"a client limit above the model's is held as asked", Call{Price: tokenPrice, Discount: 1, PromptBound: 100, MaxTokens: 90, DefaultMaxTokens: 50, OutputLimit: 30},
+			pricing.Usage{PromptTokens: 100, CompletionTokens: 90}, 2*100 + 8*90},
 	} {
 		if got := EstimateTokens(&tc.call); got != tc.want {
 			t.Errorf("%s: tokens %+v, want %+v", tc.name, got, tc.want)
@@ -176,5 +184,26 @@ func TestHoldCoversCacheAndTiers(t *testing.T) {
 		if cost, uncollected := Cost(&c, worst, LeastHold(&c)); uncollected != 0 || cost != tc.want {
 			t.Errorf("%s: all 1-hour writes cost %d, %d uncollected", tc.name, cost, uncollected)
 		}
+	}
+}
+
+// coverOutput: a charge whose limit reaches the model's output limit
+// covers it (the limit then exactly the model's); one below does not.
+func TestCoverOutput(t *testing.T) {
+	c := &Call{OutputLimit: 32000}
+	for _, tc := range []struct {
+		limit, want int64
+		covered     bool
+	}{{0, 32000, true}, {32000, 32000, true}, {32011, 32000, true}, {31999, 31999, false}} {
+		ch := Charge{CompletionLimit: tc.limit}
+		coverOutput(c, &ch)
+		if ch.CompletionLimit != tc.want || ch.Covered != tc.covered {
+			t.Errorf("limit %d: got %d covered %v, want %d %v", tc.limit, ch.CompletionLimit, ch.Covered, tc.want, tc.covered)
+		}
+	}
+	ch := Charge{CompletionLimit: 100}
+	coverOutput(&Call{}, &ch)
+	if ch.Covered || ch.CompletionLimit != 100 {
+		t.Errorf("a model without a limit: %+v", ch)
 	}
 }

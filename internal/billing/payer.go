@@ -56,9 +56,8 @@ type Call struct {
 	DefaultMaxTokens int64
 	Strict           bool
 	// OutputLimit is the most the model writes in one completion, when
-	// known (0: unknown): an open call on a plan holds it in place of
-	// DefaultMaxTokens. The relay sets none yet (a model's own
-	// max_output_tokens would go here).
+	// known (0: unknown; the model price's max_output_tokens): an open call
+	// holds it in place of DefaultMaxTokens, on the balance and on a plan.
 	OutputLimit int64
 
 	// SubscriptionID, PlanID and Rule are the subscription asked to pay
@@ -91,6 +90,11 @@ type Charge struct {
 	// CompletionLimit, when > 0, is the completion size per choice the
 	// reservation buys: the relay sends it upstream as the call's limit.
 	CompletionLimit int64
+	// Covered: the reservation covers the model's whole output
+	// (CompletionLimit is Call.OutputLimit), so an upstream that needs no
+	// limit (the OpenAI API) gets none and the body stays as sent; one
+	// that needs one (Anthropic's max_tokens) gets exactly the model's.
+	Covered bool
 	// Uncollected is what the settled cost exceeded the hold by (strict
 	// billing): not charged, noted in the consume log.
 	Uncollected int64
@@ -140,11 +144,16 @@ func (b *Balance) Reserve(ctx context.Context, c *Call) (Charge, error) {
 		return Charge{}, err
 	}
 	ch := Charge{Payer: b, Hold: hold}
-	if c.Strict && CapsCompletion(c) {
+	switch {
+	case c.Strict && CapsCompletion(c):
 		if ch.CompletionLimit = CompletionLimit(c, hold.Amount); ch.CompletionLimit < 0 {
 			b.Settle(c, &ch, Outcome{}) // rounding left the hold short of one token: give it back
 			return Charge{}, store.ErrUserQuota
 		}
+		coverOutput(c, &ch)
+	case CapsCompletion(c) && c.OutputLimit > 0:
+		// Overruns allowed: the estimate held the model's limit.
+		ch.CompletionLimit, ch.Covered = c.OutputLimit, true
 	}
 	return ch, nil
 }
@@ -244,4 +253,13 @@ func consumeContent(p pricing.Price, u pricing.Usage, disc float64, estimated bo
 // appendNumber appends before, x as %g prints it, and after.
 func appendNumber(b []byte, before string, x float64, after string) []byte {
 	return append(strconv.AppendFloat(append(b, before...), x, 'g', -1, 64), after...)
+}
+
+// coverOutput marks a charge whose completion limit reaches the model's
+// output limit as covering it, the limit then being exactly the model's
+// (a hold rounds up to a little more).
+func coverOutput(c *Call, ch *Charge) {
+	if c.OutputLimit > 0 && (ch.CompletionLimit == 0 || ch.CompletionLimit >= c.OutputLimit) {
+		ch.CompletionLimit, ch.Covered = min(c.OutputLimit, MaxCompletionSent), true
+	}
 }

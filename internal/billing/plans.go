@@ -84,6 +84,9 @@ func (p *Plans) Reserve(ctx context.Context, c *Call) (Charge, error) {
 	if r.Decision.Tokens != nil && opensCompletion(c) {
 		ch.CompletionLimit = PlanCompletionLimit(c, r.Tokens)
 	}
+	if opensCompletion(c) {
+		coverOutput(c, &ch)
+	}
 	return ch, nil
 }
 

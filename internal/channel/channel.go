@@ -73,6 +73,7 @@ const (
 	MsgModelMappingInvalid = "模型映射必须是 JSON 对象,键和值都是非空字符串"
 	MsgWeightNegative      = "权重不能为负数"
 	MsgStatusInvalid       = "无效的渠道状态,可选 1 (启用)、2 (手动禁用)、3 (自动禁用)"
+	MsgTooManyKeys         = "一个渠道最多 100 个密钥"
 )
 
 var defaultBaseURLs = map[int]string{
@@ -261,11 +262,22 @@ func NormalizeModelMapping(text string) (string, string) {
 	return text, ""
 }
 
-// NormalizeKey trims an upstream key and checks that a column can hold it;
-// an empty result means "no key sent".
+// MaxKeys bounds a channel's key pool: the channel test and the recheck
+// call the upstream once per key.
+const MaxKeys = 100
+
+// NormalizeKey trims an upstream key (a pool: Keys) and checks that a
+// column can hold it and that it holds at most MaxKeys keys; an empty
+// result means "no key sent".
 func NormalizeKey(key string) (string, string) {
 	key = strings.TrimSpace(key)
-	return key, keyText.Validate(key)
+	if msg := keyText.Validate(key); msg != "" {
+		return key, msg
+	}
+	if len(Keys(key)) > MaxKeys {
+		return key, MsgTooManyKeys
+	}
+	return key, ""
 }
 
 // CleanLastError makes a failure storable as the channel's last_error:

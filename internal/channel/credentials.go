@@ -17,6 +17,7 @@ const (
 	MsgVertexRegion    = "Vertex AI 区域无效,应为 us-central1 这样的区域名或 global"
 	MsgBedrockKey      = "AWS Bedrock 密钥格式应为 ACCESS_KEY_ID|SECRET_ACCESS_KEY|REGION[|SESSION_TOKEN]"
 	MsgVertexKey       = "Vertex AI 密钥应为服务账号的 JSON 密钥 (type 为 service_account,含 project_id、client_email 和 RSA 私钥)"
+	MsgPoolKeysApart   = "同一渠道的多个密钥必须属于同一区域 (AWS Bedrock) 或同一项目 (Vertex AI);不同的请建多个渠道"
 )
 
 // otherText is the "other" field of the types that keep none of their own:
@@ -46,23 +47,39 @@ func NormalizeOther(typ int, other string) (string, string) {
 	return other, otherText.Validate(other)
 }
 
-// CheckKey validates a key (already NormalizeKey'd, non-empty) for a
-// channel type: Bedrock's ACCESS_KEY_ID|SECRET|REGION[|TOKEN], Vertex's
-// service-account JSON (one key, however many lines). Other types' keys
-// are opaque.
+// CheckKey validates a channel's key text (already NormalizeKey'd) for its
+// type: each key of its pool (Keys) is Bedrock's
+// ACCESS_KEY_ID|SECRET|REGION[|TOKEN] or Vertex's service-account JSON
+// (one key, however many lines), and the keys of one pool share the
+// endpoint the channel is bound to: one region (Bedrock), one project
+// (Vertex). Other types' keys are opaque.
 func CheckKey(typ int, key string) string {
 	if key == "" {
 		return ""
 	}
-	switch typ {
-	case TypeBedrock:
-		if _, err := bedrock.ParseKey(key); err != nil {
-			return MsgBedrockKey
+	endpoint := ""
+	for i, k := range Keys(key) {
+		var at string
+		switch typ {
+		case TypeBedrock:
+			c, err := bedrock.ParseKey(k)
+			if err != nil {
+				return MsgBedrockKey
+			}
+			at = c.Region
+		case TypeVertex:
+			sa, err := vertex.ParseKey(k)
+			if err != nil {
+				return MsgVertexKey
+			}
+			at = sa.ProjectID
+		default:
+			return ""
 		}
-	case TypeVertex:
-		if _, err := vertex.ParseKey(key); err != nil {
-			return MsgVertexKey
+		if i > 0 && at != endpoint {
+			return MsgPoolKeysApart
 		}
+		endpoint = at
 	}
 	return ""
 }

@@ -103,6 +103,11 @@ var english = map[string]entry{
 	"渠道测试失败: ":    {text: "channel test failed: "},
 	"渠道测试失败: %s":  {text: "channel test failed: %s", labels: label(0)},
 	"上游返回 %d: %s": {text: "upstream answered %d: %s"},
+	"最大输出 token 数必须是 0 到 10000000 之间的整数":                          {text: "max_output_tokens must be an integer from 0 to 10000000"},
+	"同一渠道的多个密钥必须属于同一区域 (AWS Bedrock) 或同一项目 (Vertex AI);不同的请建多个渠道": {text: "the keys of one channel must share one region (AWS Bedrock) or one project (Vertex AI); make a channel for each"},
+	"一个渠道最多 100 个密钥": {text: "a channel holds at most 100 keys"},
+	"渠道没有这个序号的密钥":    {text: "the channel has no key with this index"},
+	"密钥 [%d]: %s":    {text: "key [%d]: %s", labels: label(1)},
 
 	// Tokens.
 	"令牌名称长度必须在 1 到 50 个字符之间":              {text: "token name must be 1 to 50 characters"},

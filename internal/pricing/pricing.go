@@ -40,6 +40,7 @@ const (
 	MsgPriceInvalid    = "价格必须是 0 到 1000000 之间的有限数"
 	MsgBillingType     = "计费类型只能是 token 或 per_request"
 	MsgDiscountInvalid = "折扣必须大于 0 且不超过 10"
+	MsgOutputLimit     = "最大输出 token 数必须是 0 到 10000000 之间的整数"
 )
 
 // Price is what a call of one model costs: CNY per million tokens for token
@@ -55,6 +56,9 @@ type Price struct {
 	PerRequestPrice   float64
 	BillingType       string
 	Tiers             []Tier
+	// MaxOutputTokens is the most the model writes in one completion (0:
+	// unknown): an open call is held for it (docs/decisions/relay-billing.md).
+	MaxOutputTokens int64
 }
 
 // Usage is what one call consumed. PromptTokens is the whole prompt: the
@@ -164,6 +168,19 @@ func ValidatePrice(v float64) string {
 	if !(v >= 0 && v <= MaxPrice) { // also refuses NaN and the infinities
 
 		return MsgPriceInvalid
+	}
+	return ""
+}
+
+// MaxOutputLimit bounds a model's max_output_tokens (the range of the
+// DefaultCompletionSize option).
+const MaxOutputLimit = 10_000_000
+
+// ValidateOutputLimit checks a model's max_output_tokens: 0 (unknown) to
+// MaxOutputLimit.
+func ValidateOutputLimit(n int64) string {
+	if n < 0 || n > MaxOutputLimit {
+		return MsgOutputLimit
 	}
 	return ""
 }

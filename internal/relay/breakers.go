@@ -104,9 +104,10 @@ func cut(s string, n int) string { return s[:min(len(s), n)] }
 // its outcome is a plain yes or no, and it always ends within
 // probeTimeout, so a breaker cannot stay half-open. A 200 in the API's
 // format closes the breaker; anything else opens it for a longer
-// cool-down, and a key refusal disables the channel as a call's would.
+// cool-down, and a key refusal retires the probe's key as a call's would.
 func (rl *Relay) probe(u *upstream, model string, b *breaker.Breaker) {
-	res, body := rl.testUpstream(rl.stopping, u, model)
+	k, _ := rl.nextKey(u, nil)
+	res, body := rl.testUpstream(rl.stopping, u, k.Key, model)
 	now := rl.now()
 	cfg := &rl.Options.Current().Breaker
 	ok := res.OK() && json.Valid(body)
@@ -121,13 +122,13 @@ func (rl *Relay) probe(u *upstream, model string, b *breaker.Breaker) {
 	}
 	msg := res.Detail
 	if res.OK() {
-		msg = "invalid answer: " + scrub(string(body[:min(len(body), 200)]), u.Key)
+		msg = "invalid answer: " + scrub(string(body[:min(len(body), 200)]), k.Key)
 	}
 	b.ProbeDone(now, cfg, false, breaker.Event{Time: now, Status: res.Status, Message: channel.CleanLastError(cut(msg, breaker.MaxMessageBytes))})
 	rl.Log.Warn("channel breaker probe failed: the channel stays skipped for the model", "channel", u.ID, "model", model,
 		"status", res.Status, "next_probe", b.Status(now, cfg).ProbeAt)
 	if res.Status != 0 && keyRefused(u.dialect, res.Status, body) {
-		rl.disableChannel(context.WithoutCancel(rl.stopping), u.ID, res.Status, cut(res.Detail, 2048))
+		rl.retireKey(context.WithoutCancel(rl.stopping), u.ID, k, res.Status, cut(res.Detail, 2048))
 		if err := rl.Reload(context.WithoutCancel(rl.stopping)); err != nil {
 			rl.Log.Error("reload routing catalog", "err", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/relay/dialect"
@@ -92,6 +93,11 @@ type attempts struct {
 	// sentTo the channel the last upstream request went to (errorlog.go).
 	failed *upstreamFailure
 	sentTo *upstream
+	// cred is the key of channel credFor the current attempt uses;
+	// spent, the keys the upstream refused during this call (keypool.go).
+	cred    channel.PoolKey
+	credFor *upstream
+	spent   map[string]bool
 }
 
 // answer is set by the attempt that answered the client.
@@ -253,7 +259,7 @@ func (c *call) describe(model string) billing.Call {
 		Price: price, Discount: pricing.Discount(c.snap.groupPrices, c.key.user.Group, model),
 		PromptBound: c.promptBound(), MaxTokens: c.meta.maxTokens, Choices: c.meta.choices,
 		Kind: billingKind(c.ep.usage), Multipart: c.ep.multipart,
-		DefaultMaxTokens: opts.DefaultMaxTokens, Strict: !opts.BillingOverrunAllowed,
+		DefaultMaxTokens: opts.DefaultMaxTokens, Strict: !opts.BillingOverrunAllowed, OutputLimit: price.MaxOutputTokens,
 		Username: c.key.user.Username, Group: c.key.user.Group, TokenName: c.key.token.Name, Model: model,
 		RequestID: c.requestID, SessionKey: sessionKey(c.r), Stream: c.meta.stream, Start: c.start,
 	}
@@ -326,13 +332,21 @@ func (c *call) forward() error {
 	tried := map[int64]bool{}
 	attempts := 1 + int(c.rl.Options.Current().RetryTimes)
 	var last error
-	for range attempts {
+	for n := 0; n < attempts; {
 		u := c.choose(tried)
 		if u == nil {
 			break
 		}
-		tried[u.ID] = true
+		c.credFor = nil // the attempt takes the channel's next key
 		err := c.attempt(u)
+		var refused *upstreamFailure
+		if errors.As(err, &refused) && refused.keyRefused && !c.wrote && keysLeft(u, c.spent) {
+			// The key is retired, not the channel: its next key is tried,
+			// which costs no attempt (there are finitely many keys).
+		} else {
+			tried[u.ID] = true
+			n++
+		}
 		c.recordOutcome(u, err)
 		c.observeAttempt(u, err)
 		if err == nil || c.wrote {
@@ -385,7 +399,7 @@ func (c *call) choose(tried map[int64]bool) *upstream {
 		return u
 	}
 	skip := func(u *upstream) bool {
-		return tried[u.ID] || !c.serves(u) || c.rl.coolingDown(u.ID) || c.rl.tripped(u, c.meta.model)
+		return tried[u.ID] || !c.serves(u) || c.rl.coolingDown(u) || c.rl.tripped(u, c.meta.model)
 	}
 	// A channel on which this caller's own failures cooled it down comes
 	// last (breakers.go, callerCooling).

@@ -19,7 +19,8 @@ type upstream struct {
 	ID      int64
 	Type    int
 	Name    string
-	Key     string
+	Key     string   // the whole key text, every key of the pool (for redaction)
+	pool    *keyPool // the keys in service (keypool.go)
 	BaseURL string
 	Other   string            // the type's own setting (Azure's api-version, Vertex's region)
 	Mapping map[string]string // requested model → upstream model
@@ -115,7 +116,8 @@ func (c *catalog) reload(ctx context.Context) error {
 			c.log.Warn("channel has an invalid model mapping; ignoring it", "channel", ch.ID)
 		}
 		u := &upstream{ID: ch.ID, Type: ch.Type, Name: ch.Name, Key: ch.Key, BaseURL: ch.BaseURL, Other: ch.Other,
-			Mapping: mapping, models: map[string]bool{}, responsesAPI: channel.ResponsesAPIOf(ch.Setting)}
+			Mapping: mapping, pool: newKeyPool(ch.Key, ch.DisabledKeys), models: map[string]bool{},
+			responsesAPI: channel.ResponsesAPIOf(ch.Setting)}
 		u.resolve()
 		s.channels[ch.ID] = u
 	}

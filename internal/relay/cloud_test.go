@@ -342,7 +342,7 @@ func TestCloudChannelFields(t *testing.T) {
 		{"vertex region", channel.TypeVertex, "", sa.JSON, "europe-west4", "", "europe-west4", ""},
 		{"vertex bad region", channel.TypeVertex, "", sa.JSON, "evil.com/x", channel.MsgVertexRegion, "", ""},
 		{"vertex not json", channel.TypeVertex, "", "sk-abc", "", channel.MsgVertexKey, "", ""},
-		{"vertex two keys", channel.TypeVertex, "", sa.JSON + sa.JSON, "", channel.MsgVertexKey, "", ""},
+		{"vertex two keys of one project", channel.TypeVertex, "", sa.JSON + "\n" + sa.JSON, "", "", "us-central1", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := create(tc.typ, tc.baseURL, tc.key, tc.other)
@@ -548,4 +548,35 @@ func TestAzureNativeRoutes(t *testing.T) {
 	if r.Status != http.StatusOK || last.Path != "/openai/deployments/my-deployment/embeddings" || last.RawQuery != "api-version=2025-03-01-preview" {
 		t.Errorf("embeddings: %d %s, sent to %s?%s", r.Status, r.Body, last.Path, last.RawQuery)
 	}
+}
+
+// TestBedrockKeyPool: a Bedrock channel's pool signs each attempt with
+// its own key; a key refused by AWS is retired alone, the call retried on
+// the other and billed once; keys of another region are refused at save.
+func TestBedrockKeyPool(t *testing.T) {
+	up := usageBackend(t)
+	b := fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1")
+	// Another key id: AWS's signer caches signing keys by key id, and no
+	// two AWS keys share one.
+	wrong := fakecloud.AWSCredentials{AccessKeyID: "AKIAGATEWAYTEST00002", SecretAccessKey: "not-the-secret"}
+	pool := bedrockKey(wrong, "us-east-1") + "\n" + bedrockKey(awsCreds, "us-east-1")
+	c := newCloudGateway(t, channel.TypeBedrock, b.URL, pool, bedrockNova)
+	for range 4 {
+		c.billedCall(t, "/v1/chat/completions", map[string]any{"model": bedrockNova,
+			"messages": []map[string]string{{"role": "user", "content": "hi"}}})
+	}
+	var view struct {
+		Status       int `json:"status"`
+		KeyCount     int `json:"key_count"`
+		DisabledKeys []struct {
+			Index int `json:"index"`
+		} `json:"disabled_keys"`
+	}
+	c.g.Root.OK("GET", apptest.Path("/api/channel/%d", c.g.ChannelID), nil).Decode(t, &view)
+	if view.Status != channel.StatusEnabled || view.KeyCount != 2 || len(view.DisabledKeys) != 1 || view.DisabledKeys[0].Index != 0 {
+		t.Errorf("channel view %+v: want enabled, key 0 of 2 retired", view)
+	}
+
+	other := bedrockKey(awsCreds, "us-east-1") + "\n" + bedrockKey(awsCreds, "eu-west-1")
+	c.g.Root.Fail("PUT", "/api/channel/", map[string]any{"id": c.g.ChannelID, "key": other}, http.StatusOK, channel.MsgPoolKeysApart)
 }

@@ -56,7 +56,7 @@ func (c *call) countingChannel() *upstream {
 		}
 		return nil
 	}
-	return pick(c.tiers, func(u *upstream) bool { return anthropicOnly(u) || c.rl.coolingDown(u.ID) })
+	return pick(c.tiers, func(u *upstream) bool { return anthropicOnly(u) || c.rl.coolingDown(u) })
 }
 
 // countUpstream asks channel u to count. done is false when the local count
@@ -78,7 +78,7 @@ func (c *call) countUpstream(u *upstream) (done bool, err error) {
 			return true, err // the client left
 		}
 		c.rl.Log.Warn("count_tokens upstream failed; counting locally", "channel", u.ID, "request_id", c.requestID,
-			"err", scrub(err.Error(), u.Key))
+			"err", scrub(err.Error(), c.cred.Key))
 		return false, nil
 	}
 	switch resp.StatusCode {

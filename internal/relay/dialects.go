@@ -40,7 +40,15 @@ const sseMediaType = "text/event-stream"
 func (u *upstream) resolve() {
 	u.dialect = dialectOf(u.Type)
 	if b, ok := u.dialect.(dialect.Binder); ok {
-		d, err := b.Bind(u.BaseURL, u.Key, u.Other)
+		// Bound with the pool's first key: the endpoint (Bedrock's region,
+		// Vertex's project) is the channel's, which every key of its pool
+		// shares (channel.CheckPoolKeys); Authorize then signs with the
+		// attempt's own key.
+		key := u.Key
+		if u.pool != nil && len(u.pool.keys) > 0 {
+			key = u.pool.keys[0].Key
+		}
+		d, err := b.Bind(u.BaseURL, key, u.Other)
 		if err != nil {
 			d = dialect.Unusable{Err: err}
 		}

@@ -40,7 +40,9 @@ func (c *call) passthroughOpenAI(u *upstream) error {
 	if c.meta.stream && c.ep.usage == usageChat && !c.meta.includeUsage {
 		set["stream_options"] = map[string]bool{"include_usage": true}
 	}
-	if c.charge.CompletionLimit > 0 {
+	// A hold that covers the model's whole output needs no limit here: the
+	// OpenAI API needs none, and the body stays as the client sent it.
+	if c.charge.CompletionLimit > 0 && !c.charge.Covered {
 		set[c.completionField(body, u.takesCompletionTokens(model))] = c.charge.CompletionLimit
 	}
 	if len(set) > 0 {

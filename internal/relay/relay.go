@@ -84,7 +84,7 @@ type Relay struct {
 	responsesLearned responsesLearned
 
 	cooldownMu sync.Mutex
-	cooldown   map[int64]time.Time // channel id → skipped until
+	cooldown   map[coolKey]time.Time // channel key → skipped until (keypool.go)
 	// breakers are the channel circuit breakers of this node (breakers.go).
 	breakers breaker.Set
 
@@ -123,7 +123,7 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 		Deps:     d,
 		client:   &http.Client{Transport: d.Transport, CheckRedirect: noRedirects},
 		keys:     newKeyCache(d.Store, d.ReloadEvery, d.Now),
-		cooldown: map[int64]time.Time{},
+		cooldown: map[coolKey]time.Time{},
 		balance:  billing.Balance{Ledger: d.Ledger, Log: d.Log},
 		plans:    billing.NewPlans(d.Ledger, d.Store, d.Store.Dialect() == store.SQLite, d.Now),
 	}
@@ -204,25 +204,3 @@ func newTransport() *http.Transport {
 
 // noRedirects keeps channel keys from following a redirect to another host.
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-// coolDown skips channel id for the configured time (after a 429).
-func (rl *Relay) coolDown(id int64) {
-	d := rl.Options.Current().ChannelCooldown
-	if d <= 0 {
-		return
-	}
-	rl.cooldownMu.Lock()
-	rl.cooldown[id] = time.Now().Add(d)
-	rl.cooldownMu.Unlock()
-}
-
-func (rl *Relay) coolingDown(id int64) bool {
-	rl.cooldownMu.Lock()
-	defer rl.cooldownMu.Unlock()
-	until, ok := rl.cooldown[id]
-	if ok && time.Now().After(until) {
-		delete(rl.cooldown, id)
-		return false
-	}
-	return ok
-}

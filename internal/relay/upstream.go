@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/relay/refusal"
 )
 
@@ -26,6 +25,9 @@ type upstreamFailure struct {
 	// neutral: not the channel's failure for its breaker (a 429, a refused
 	// key, the gateway shutting down; breakers.go).
 	neutral bool
+	// keyRefused: the upstream refused the attempt's key for good; the
+	// channel's other keys may answer (keypool.go).
+	keyRefused bool
 }
 
 // unreadableAnswer is a 200 whose body is not the API's format: another
@@ -62,11 +64,12 @@ func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentT
 		return nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
-	if err := u.dialect.Authorize(req, u.Key, body); err != nil {
+	key := c.keyFor(u)
+	if err := u.dialect.Authorize(req, key, body); err != nil {
 		// No credential could be made (a token grant failed): the
 		// channel's failure, another may answer; a grant refused for good
 		// (the key deleted or disabled) disables the channel as a 401 does.
-		f := &upstreamFailure{detail: scrub(err.Error(), u.Key), retry: true}
+		f := &upstreamFailure{detail: scrub(err.Error(), key), retry: true}
 		var r *refusal.Error
 		if errors.As(err, &r) && r.Kind == refusal.Key {
 			f.status = r.Status
@@ -117,11 +120,11 @@ func (c *call) send(u *upstream, req *http.Request) (resp *http.Response, err er
 		if c.rl.ending() {
 			return nil, &upstreamFailure{detail: "the gateway is shutting down", neutral: true} // no other channel either
 		}
-		return nil, &upstreamFailure{detail: scrub(err.Error(), u.Key), retry: true}
+		return nil, &upstreamFailure{detail: scrub(err.Error(), c.cred.Key), retry: true}
 	}
 	switch status := resp.StatusCode; {
 	case status == http.StatusTooManyRequests:
-		c.rl.coolDown(u.ID)
+		c.rl.coolDown(u.ID, c.cred.ID)
 		f := c.failure(u, resp, true)
 		f.neutral = true // the cooldown handles it
 		return nil, f
@@ -133,7 +136,7 @@ func (c *call) send(u *upstream, req *http.Request) (resp *http.Response, err er
 		head, _ := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
 		if keyRefused(u.dialect, status, head) {
 			resp.Body.Close()
-			detail := scrub(strings.TrimSpace(string(head)), u.Key)
+			detail := scrub(strings.TrimSpace(string(head)), c.cred.Key)
 			f := &upstreamFailure{status: status, detail: detail[:min(len(detail), 2048)], retry: true}
 			return nil, c.disable(u, f)
 		}
@@ -145,30 +148,26 @@ func (c *call) send(u *upstream, req *http.Request) (resp *http.Response, err er
 	return resp, nil
 }
 
-// disable sets channel u to auto-disabled because the upstream refused its
-// key, with the failure as its last error, and returns the failure.
+// disable retires the key of channel u the upstream refused, with the
+// failure as its reason (the channel goes out with its last key,
+// keypool.go), and returns the failure: the call tries the channel's next
+// key, if any.
 func (c *call) disable(u *upstream, f *upstreamFailure) *upstreamFailure {
-	c.rl.disableChannel(context.WithoutCancel(c.r.Context()), u.ID, f.status, f.detail)
-	f.neutral = true // the channel is out for every model: no breaker needed
-	return f
-}
-
-// disableChannel sets channel id to auto-disabled with detail, the
-// upstream's refusal, as its last error.
-func (rl *Relay) disableChannel(ctx context.Context, id int64, status int, detail string) {
-	reason := channel.CleanLastError(detail) // the detail is cut by bytes: maybe inside a character
-	if err := rl.Store.AutoDisableChannel(ctx, id, reason); err != nil {
-		rl.Log.Error("auto-disable channel", "channel", id, "err", err)
-	} else {
-		rl.Log.Warn("channel disabled automatically: upstream refused its key", "channel", id, "status", status)
+	c.rl.retireKey(context.WithoutCancel(c.r.Context()), u.ID, c.cred, f.status, f.detail)
+	if c.spent == nil {
+		c.spent = map[string]bool{}
 	}
+	c.spent[c.cred.ID] = true
+	f.neutral = true // the key is out for every model: no breaker needed
+	f.keyRefused = true
+	return f
 }
 
 // failure reads (a bounded part of) a failed response for the log.
 func (c *call) failure(u *upstream, resp *http.Response, retry bool) *upstreamFailure {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-	return &upstreamFailure{status: resp.StatusCode, detail: scrub(strings.TrimSpace(string(b)), u.Key), retry: retry}
+	return &upstreamFailure{status: resp.StatusCode, detail: scrub(strings.TrimSpace(string(b)), c.cred.Key), retry: retry}
 }
 
 // scrub removes a channel key from a text that may be shown or logged.

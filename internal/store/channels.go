@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/modelgate/modelgate/internal/channel"
 )
 
 // CreateChannel inserts c, allocating its id and created time, and its
@@ -101,6 +103,11 @@ func (s *Store) UpdateChannel(ctx context.Context, id int64, p ChannelPatch) err
 		var c Channel
 		if err := tx.forUpdate().Where("id = ?", id).Take(&c).Error; err != nil {
 			return err
+		}
+		if p.Status != nil && *p.Status == channel.StatusEnabled && c.Status != channel.StatusEnabled {
+			// An admin enabling a channel puts its whole key pool back in
+			// service (a one-key channel's key was out with it).
+			set["disabled_keys"] = ""
 		}
 		if len(set) > 0 {
 			if err := tx.db.Model(&Channel{}).Where("id = ?", id).Updates(set).Error; err != nil {

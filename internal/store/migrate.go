@@ -43,6 +43,7 @@ var migrations = []migration{
 	{"0027_received_payments", binaryCollation(migration0027)},
 	{"0028_payment_exceptions", binaryCollation(migration0028)},
 	{"0029_channel_other", binaryCollation(migration0029)},
+	{"0030_key_pools_output_limits", binaryCollation(migration0030)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

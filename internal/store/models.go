@@ -74,6 +74,9 @@ type Channel struct {
 	ResponseTime int64  `gorm:"not null;default:0"` // ms
 	UsedQuota    int64  `gorm:"not null;default:0"`
 	LastError    string `gorm:"type:text"`
+	// DisabledKeys are the keys of the pool taken out after a refusal
+	// (channel.EncodeDisabledKeys; empty = none).
+	DisabledKeys string `gorm:"type:text"`
 }
 
 // Ability says that a channel serves a model for a group. Abilities are
@@ -102,6 +105,7 @@ type ModelPrice struct {
 	Tiers             string  `gorm:"type:text"`
 	PerRequestPrice   float64 `gorm:"not null;default:0"`
 	BillingType       string  `gorm:"size:16;not null;default:'token'"`
+	MaxOutputTokens   int64   `gorm:"not null;default:0"` // 0 = unknown
 	Enabled           bool    `gorm:"not null"`
 	CreatedAt         int64   `gorm:"autoCreateTime:false;not null;default:0"`
 	UpdatedAt         int64   `gorm:"autoUpdateTime:false;not null;default:0"`

@@ -56,6 +56,7 @@ type ModelPricePatch struct {
 	PerRequestPrice *float64
 	BillingType     *string
 	Enabled         *bool
+	MaxOutputTokens *int64
 }
 
 func (p ModelPricePatch) columns() map[string]any {
@@ -66,6 +67,7 @@ func (p ModelPricePatch) columns() map[string]any {
 	putPtr(set, "cache_write_price", p.CacheWritePrice)
 	putPtr(set, "cache_write_1h_price", p.CacheWrite1hPrice)
 	putPtr(set, "tiers", p.Tiers)
+	putPtr(set, "max_output_tokens", p.MaxOutputTokens)
 	putPtr(set, "per_request_price", p.PerRequestPrice)
 	putPtr(set, "billing_type", p.BillingType)
 	putPtr(set, "enabled", p.Enabled)
@@ -182,6 +184,7 @@ func (p ModelPrice) Price() (pricing.Price, error) {
 		InputPrice: p.InputPrice, OutputPrice: p.OutputPrice, CachedPrice: p.CachedPrice,
 		CacheWritePrice: p.CacheWritePrice, CacheWrite1hPrice: p.CacheWrite1hPrice,
 		PerRequestPrice: p.PerRequestPrice, BillingType: p.BillingType, Tiers: tiers,
+		MaxOutputTokens: p.MaxOutputTokens,
 	}, nil
 }
 

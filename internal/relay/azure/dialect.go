@@ -39,11 +39,14 @@ func (Dialect) Bind(baseURL, key, other string) (dialect.Dialect, error) {
 
 // Authorize sets the "api-key" header (never Authorization, which Azure
 // reads as an Entra ID token).
-func (d Dialect) Authorize(req *http.Request, _ string, _ []byte) error {
+func (d Dialect) Authorize(req *http.Request, key string, _ []byte) error {
 	if d.ch == nil {
 		return errUnbound
 	}
-	req.Header.Set("api-key", d.ch.key)
+	if key == "" { // not from a key pool: the bound key
+		key = d.ch.key
+	}
+	req.Header.Set("api-key", key)
 	req.Header.Del("Authorization")
 	return nil
 }

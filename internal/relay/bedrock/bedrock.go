@@ -145,15 +145,21 @@ func (c *Channel) URL(op Operation, modelID string) (string, error) {
 // Authorization header; the payload hash is part of the signature, so a
 // changed body is refused.
 func (c *Channel) sign(ctx context.Context, req *http.Request, body []byte) error {
+	return c.signWith(ctx, req, body, c.creds)
+}
+
+// signWith signs as sign does with creds of c's region (a key pool's
+// other keys).
+func (c *Channel) signWith(ctx context.Context, req *http.Request, body []byte, key Credentials) error {
 	sum := sha256.Sum256(body)
 	now := time.Now
 	if c.Now != nil {
 		now = c.Now
 	}
 	creds := aws.Credentials{
-		AccessKeyID:     c.creds.AccessKeyID,
-		SecretAccessKey: c.creds.SecretAccessKey,
-		SessionToken:    c.creds.SessionToken,
+		AccessKeyID:     key.AccessKeyID,
+		SecretAccessKey: key.SecretAccessKey,
+		SessionToken:    key.SessionToken,
 	}
 	if err := c.signer.SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), SigningService, c.creds.Region, now()); err != nil {
 		return fmt.Errorf("bedrock sign: %w", err)

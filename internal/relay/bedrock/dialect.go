@@ -47,11 +47,24 @@ func (Dialect) Bind(baseURL, key, _ string) (dialect.Dialect, error) {
 
 // Authorize signs the request with SigV4 over its body. Headers the relay
 // adds afterwards (Accept, X-Request-Id) are not signed, which AWS allows.
-func (d Dialect) Authorize(req *http.Request, _ string, body []byte) error {
+//
+// key is the attempt's key of the channel's pool; it must be of the
+// bound key's region (the endpoint is the region's).
+func (d Dialect) Authorize(req *http.Request, key string, body []byte) error {
 	if d.ch == nil {
 		return errUnbound
 	}
-	return d.ch.sign(context.WithoutCancel(req.Context()), req, body)
+	creds := d.ch.creds
+	if key != "" {
+		var err error
+		if creds, err = ParseKey(key); err != nil {
+			return err
+		}
+		if creds.Region != d.ch.creds.Region {
+			return errors.New("bedrock: a pool key of another region than the channel's first key")
+		}
+	}
+	return d.ch.signWith(context.WithoutCancel(req.Context()), req, body, creds)
 }
 
 // ChatRequest is a Claude model's Messages body through invoke, or any

@@ -56,11 +56,26 @@ func IsClaude(model string) bool { return strings.HasPrefix(model, "claude-") }
 
 // Authorize puts the service account's access token on the request; a
 // refused grant is a *refusal.Error (Kind Key for a dead key).
-func (d Dialect) Authorize(req *http.Request, _ string, _ []byte) error {
+//
+// key is the attempt's key of the channel's pool: a service account of the
+// bound key's project (the URL names the project); each has its own
+// cached token.
+func (d Dialect) Authorize(req *http.Request, key string, _ []byte) error {
 	if d.ch == nil {
 		return errUnbound
 	}
-	tok, err := d.ch.tokens.Token(req.Context())
+	tokens := d.ch.tokens
+	if key != "" && d.grants != nil {
+		sa, err := ParseKey(key)
+		if err != nil {
+			return err
+		}
+		if sa.ProjectID != d.ch.account.ProjectID {
+			return errors.New("vertex: a pool key of another project than the channel's first key")
+		}
+		tokens = d.grants.Source(sa)
+	}
+	tok, err := tokens.Token(req.Context())
 	if err != nil {
 		return err
 	}
