@@ -283,4 +283,3 @@ func makeCert(t testing.TB) (tls.Certificate, *x509.CertPool) {
 
 // PortText is the port as an option value.
 func (s *Server) PortText() string { return strconv.FormatInt(s.Port, 10) }
-
