@@ -16,6 +16,10 @@ func (s *Server) routes(mux *http.ServeMux) {
 	// Users
 	s.handle(mux, "POST /api/user/register", levelGuest, s.register)
 	s.handle(mux, "POST /api/user/login", levelGuest, s.login)
+	s.handle(mux, "GET /api/verification", levelGuest, sameSiteOnly(s.sendVerification))
+	s.handle(mux, "GET /api/reset_password", levelGuest, sameSiteOnly(s.sendPasswordReset))
+	s.handle(mux, "POST /api/user/reset", levelGuest, s.resetPassword)
+	s.handle(mux, "GET /api/oauth/email/bind", levelUser, sameSiteOnly(s.bindEmail))
 	s.handle(mux, "GET /api/user/logout", levelGuest, sameSiteOnly(s.logout))
 	s.handle(mux, "GET /api/user/self", levelUser, s.getSelf)
 	s.handle(mux, "PUT /api/user/self", levelUser, s.updateSelf)

@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/auth"
+	"github.com/modelgate/modelgate/internal/captcha"
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/logwriter"
+	"github.com/modelgate/modelgate/internal/mail"
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/payment"
@@ -73,6 +75,18 @@ type Deps struct {
 	// ConfigVersion reports the config version this node applied and how
 	// changes reach it (GET /api/status); nil reports 0 and "poll".
 	ConfigVersion func() (version int64, via string)
+	// Now is the clock of mailed codes and account limits (nil:
+	// time.Now); tests move it.
+	Now func() time.Time
+	// Limits counts registrations, mailed codes and resets per address
+	// and email (accounts_email.go); nil is made over Now.
+	Limits *auth.ActionLimiter
+	// Mailer is the SMTP sender of account mails; nil sends with the
+	// system's roots.
+	Mailer func() *mail.Sender
+	// Turnstile checks captcha tokens (options TurnstileCheckEnabled,
+	// TurnstileSecretKey) at TURNSTILE_VERIFY_URL.
+	Turnstile *captcha.Turnstile
 }
 
 // RateLimitStatuser reports the rate limiter's counters.
@@ -94,6 +108,15 @@ type Server struct {
 func New(d Deps) *Server {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Limits == nil {
+		d.Limits = auth.NewActionLimiter(d.Now)
+	}
+	if d.Mailer == nil {
+		d.Mailer = func() *mail.Sender { return &mail.Sender{} }
+	}
+	if d.Turnstile == nil {
+		d.Turnstile = &captcha.Turnstile{VerifyURL: "https://challenges.cloudflare.com/turnstile/v0/siteverify"}
 	}
 	if d.Balances == nil {
 		d.Balances = owner.NewBalances(d.Store, d.Cluster.Owner)

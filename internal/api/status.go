@@ -27,6 +27,13 @@ type statusResponse struct {
 	// ConfigSync is how changes reach this node now: redis, postgres or
 	// poll.
 	ConfigSync string `json:"config_sync"`
+	// The account features a login or registration page shows (one-api's
+	// names): docs/accounts.md.
+	EmailVerification bool   `json:"email_verification"`
+	PasswordLogin     bool   `json:"password_login"`
+	PasswordRegister  bool   `json:"password_register"`
+	TurnstileCheck    bool   `json:"turnstile_check"`
+	TurnstileSiteKey  string `json:"turnstile_site_key"`
 }
 
 // status is the public settings a console needs and the readiness probe: it
@@ -49,5 +56,11 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		StartTime:       s.StartTime.Unix(),
 		RegisterEnabled: opts.RegisterEnabled,
 		SystemName:      opts.SystemName,
+
+		EmailVerification: opts.Accounts.EmailVerification,
+		PasswordLogin:     opts.Accounts.PasswordLogin,
+		PasswordRegister:  opts.Accounts.PasswordRegister,
+		TurnstileCheck:    opts.Accounts.Turnstile,
+		TurnstileSiteKey:  opts.Accounts.TurnstileSiteKey,
 	})
 }

@@ -34,6 +34,9 @@ type Config struct {
 	// RedisKeyPrefix starts every key modelgate writes to Redis, so several
 	// deployments can share one server.
 	RedisKeyPrefix string
+	// TurnstileVerifyURL is Cloudflare Turnstile's siteverify endpoint
+	// (TURNSTILE_VERIFY_URL; tests point it at a fake).
+	TurnstileVerifyURL string
 
 	SessionSecret string
 	// SessionSecretGenerated is true when SESSION_SECRET was unset and a random
@@ -153,6 +156,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		SessionSecret:       getenv("SESSION_SECRET"),
 		InitialRootPassword: getenv("INITIAL_ROOT_PASSWORD"),
 		RootAccessToken:     strings.TrimSpace(getenv("ROOT_ACCESS_TOKEN")),
+		TurnstileVerifyURL:  orDefault(strings.TrimSpace(getenv("TURNSTILE_VERIFY_URL")), "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
 	}
 
 	c.SQLMaxOpenConns = intVar("SQL_MAX_OPEN_CONNS", 32)

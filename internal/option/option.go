@@ -125,7 +125,10 @@ type Snapshot struct {
 	// Topup is the top-up settings (spec defaults: off, no custom amount,
 	// rate 1, no presets).
 	Topup order.Settings
-	raw   map[string]string
+	// Accounts is mail, verification and the domain restriction
+	// (accounts.go).
+	Accounts Accounts
+	raw      map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.

@@ -39,6 +39,7 @@ var migrations = []migration{
 	{"0022_plan_usage_slices", binaryCollation(migration0022)},
 	{"0023_cluster_join_tokens", binaryCollation(migration0023)},
 	{"0026_cluster_grants", binaryCollation(migration0026)},
+	{"0030_account_codes", binaryCollation(migration0030)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the
