@@ -87,6 +87,8 @@ type Deps struct {
 	// Turnstile checks captcha tokens (options TurnstileCheckEnabled,
 	// TurnstileSecretKey) at TURNSTILE_VERIFY_URL.
 	Turnstile *captcha.Turnstile
+	// GitHub are the GitHub hosts of sign-in (empty: github.com).
+	GitHub GitHubURLs
 }
 
 // RateLimitStatuser reports the rate limiter's counters.
@@ -102,6 +104,8 @@ type ChannelTester interface {
 // Server holds the handlers of /api.
 type Server struct {
 	Deps
+	// oidc caches discovered OpenID Connect providers.
+	oidc oidcProviders
 }
 
 // New returns the /api server.

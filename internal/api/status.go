@@ -34,6 +34,12 @@ type statusResponse struct {
 	PasswordRegister  bool   `json:"password_register"`
 	TurnstileCheck    bool   `json:"turnstile_check"`
 	TurnstileSiteKey  string `json:"turnstile_site_key"`
+	OIDC              bool   `json:"oidc"`
+	GitHubOAuth       bool   `json:"github_oauth"`
+	GitHubClientID    string `json:"github_client_id"`
+	// GitHubOAuthURL is GITHUB_OAUTH_BASE_URL, where the console sends the
+	// browser to authorize.
+	GitHubOAuthURL string `json:"github_oauth_url"`
 }
 
 // status is the public settings a console needs and the readiness probe: it
@@ -62,5 +68,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		PasswordRegister:  opts.Accounts.PasswordRegister,
 		TurnstileCheck:    opts.Accounts.Turnstile,
 		TurnstileSiteKey:  opts.Accounts.TurnstileSiteKey,
+		OIDC:              opts.OIDC.Enabled,
+		GitHubOAuth:       opts.GitHub.Enabled,
+		GitHubClientID:    opts.GitHub.ClientID,
+		GitHubOAuthURL:    s.githubURLs().OAuth,
 	})
 }

@@ -243,6 +243,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		Now:             a.Now,
 		Mailer:          a.mailSender,
 		Turnstile:       &captcha.Turnstile{VerifyURL: cfg.TurnstileVerifyURL},
+		GitHub:          api.GitHubURLs{OAuth: cfg.GitHubOAuthBaseURL, API: cfg.GitHubAPIBaseURL},
 	})
 	a.Activate = apiServer.Activator()
 	mux := http.NewServeMux()

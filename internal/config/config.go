@@ -37,6 +37,11 @@ type Config struct {
 	// TurnstileVerifyURL is Cloudflare Turnstile's siteverify endpoint
 	// (TURNSTILE_VERIFY_URL; tests point it at a fake).
 	TurnstileVerifyURL string
+	// GitHubOAuthBaseURL and GitHubAPIBaseURL are github.com and
+	// api.github.com unless overridden (GITHUB_OAUTH_BASE_URL,
+	// GITHUB_API_BASE_URL: GitHub Enterprise, tests).
+	GitHubOAuthBaseURL string
+	GitHubAPIBaseURL   string
 
 	SessionSecret string
 	// SessionSecretGenerated is true when SESSION_SECRET was unset and a random
@@ -157,6 +162,8 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		InitialRootPassword: getenv("INITIAL_ROOT_PASSWORD"),
 		RootAccessToken:     strings.TrimSpace(getenv("ROOT_ACCESS_TOKEN")),
 		TurnstileVerifyURL:  orDefault(strings.TrimSpace(getenv("TURNSTILE_VERIFY_URL")), "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
+		GitHubOAuthBaseURL:  strings.TrimRight(orDefault(strings.TrimSpace(getenv("GITHUB_OAUTH_BASE_URL")), "https://github.com"), "/"),
+		GitHubAPIBaseURL:    strings.TrimRight(orDefault(strings.TrimSpace(getenv("GITHUB_API_BASE_URL")), "https://api.github.com"), "/"),
 	}
 
 	c.SQLMaxOpenConns = intVar("SQL_MAX_OPEN_CONNS", 32)

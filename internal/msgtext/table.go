@@ -328,4 +328,11 @@ var english = map[string]entry{
 	"必须是 http:// 或 https:// 开头的网址":     {text: "must be a URL starting with http:// or https://"},
 	"过长":      {text: "is too long"},
 	"不能含控制字符": {text: "must not contain control characters"},
+	"state 无效或已过期,请重新登录":              {text: "invalid or expired state; sign in again"},
+	"管理员未开启通过该方式登录以及注册":               {text: "the administrator has not enabled signing in or registering this way"},
+	"第三方登录失败,请稍后再试":                   {text: "sign-in with the provider failed; try again later"},
+	"该第三方账户已被其他用户绑定":                  {text: "this provider account is bound to another user"},
+	"缺少授权码 code":                      {text: "the authorization code is missing"},
+	"第三方登录配置不完整,请联系管理员":               {text: "sign-in with this provider is not fully configured; contact the administrator"},
+	"必须是 https:// 网址(本机地址可用 http://)": {text: "must be an https:// URL (http:// is accepted for loopback addresses)"},
 }

@@ -128,7 +128,10 @@ type Snapshot struct {
 	// Accounts is mail, verification and the domain restriction
 	// (accounts.go).
 	Accounts Accounts
-	raw      map[string]string
+	// OIDC and GitHub are the sign-in providers (providers.go).
+	OIDC   OIDC
+	GitHub GitHub
+	raw    map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.
@@ -316,8 +319,12 @@ func parseRange(v string, lo, hi int64) (int64, error) {
 }
 
 // Hidden reports whether a key must never be returned by the API: keys that
-// name a secret or a token.
+// name a secret or a token. An endpoint's URL (OidcTokenEndpoint) names a
+// place, not a credential, and is shown.
 func Hidden(key string) bool {
+	if strings.HasSuffix(key, "Endpoint") {
+		return false
+	}
 	return strings.Contains(key, "Secret") || strings.Contains(key, "Token")
 }
 

@@ -70,7 +70,9 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 		// Accounts (accounts.go); SMTPToken and TurnstileSecretKey are hidden.
 		SMTPServer: "", SMTPPort: "587", SMTPAccount: "", SMTPFrom: "", EmailVerificationEnabled: "false",
 		EmailDomainRestrictionEnabled: "false", EmailDomainWhitelist: "", ServerAddress: "", PasswordLoginEnabled: "true",
-		PasswordRegisterEnabled: "true", TurnstileCheckEnabled: "false", TurnstileSiteKey: ""}
+		PasswordRegisterEnabled: "true", TurnstileCheckEnabled: "false", TurnstileSiteKey: "",
+		OidcEnabled: "false", OidcClientID: "", OidcWellKnown: "", OidcAuthorizationEndpoint: "", OidcTokenEndpoint: "",
+		OidcUserinfoEndpoint: "", GitHubOAuthEnabled: "false", GitHubClientID: ""}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
 	}

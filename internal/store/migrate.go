@@ -40,6 +40,7 @@ var migrations = []migration{
 	{"0023_cluster_join_tokens", binaryCollation(migration0023)},
 	{"0026_cluster_grants", binaryCollation(migration0026)},
 	{"0030_account_codes", binaryCollation(migration0030)},
+	{"0031_user_sign_in_and_invites", binaryCollation(migration0031)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the
