@@ -229,6 +229,9 @@ func (e ownerDown) Error() string { return "owner node unavailable" }
 // owner is ownerDown.
 func (s *Server) activateOrder(ctx context.Context, id int64, a store.Activation) (orderView, bool, error) {
 	if s.Cluster.Owner.Local(id) {
+		// The inviter's reward is read here, where activation runs
+		// (store.RewardInviter).
+		a.InviterReward = s.Options.Current().Accounts.QuotaForInviter
 		o, activated, err := s.Store.ActivateOrder(ctx, a)
 		return viewOrder(&o), activated, err
 	}
@@ -260,7 +263,8 @@ func (s *Server) clusterActivate(w http.ResponseWriter, r *http.Request) error {
 		return httpx.Fail(MsgNotOwner)
 	}
 	o, activated, err := s.Store.ActivateOrder(r.Context(), store.Activation{OrderID: req.OrderID, Method: req.Method,
-		TradeNo: req.TradeNo, AmountCents: req.AmountCents, CheckAmount: req.CheckAmount, Now: time.Now().Unix()})
+		TradeNo: req.TradeNo, AmountCents: req.AmountCents, CheckAmount: req.CheckAmount, Now: time.Now().Unix(),
+		InviterReward: s.Options.Current().Accounts.QuotaForInviter})
 	ans := ownerActivateAnswer{Outcome: outcomeOK, Activated: activated, Order: viewOrder(&o)}
 	switch {
 	case errors.Is(err, payment.ErrUnknownOrder):

@@ -123,14 +123,30 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 		Role: user.RoleUser, Status: user.StatusEnabled, Group: user.DefaultGroup,
 		Quota: opts.NewUserQuota,
 	}
-	create := s.Store.CreateUser
+	acct := store.NewAccount{User: &u}
 	if verify {
-		hash, now := user.HashCode(strings.TrimSpace(req.VerificationCode)), s.now().Unix()
-		create = func(ctx context.Context, u *store.User) error {
-			return s.Store.CreateUserWithCode(ctx, u, user.PurposeVerify, req.Email, hash, now)
+		acct.CodeEmail, acct.CodeHash, acct.CodeNow = req.Email, user.HashCode(strings.TrimSpace(req.VerificationCode)), s.now().Unix()
+	}
+	// An inviter's code (body aff_code, or ?aff= of the console's link):
+	// an unknown one is ignored, as one-api does, so a stale link still
+	// registers.
+	aff := strings.TrimSpace(req.AffCode)
+	if aff == "" {
+		aff = strings.TrimSpace(r.URL.Query().Get("aff"))
+	}
+	if aff != "" && len(aff) <= 32 {
+		inviter, err := s.Store.UserByAffCode(r.Context(), aff)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err == nil && inviter.Status == user.StatusEnabled {
+			u.InviterID = inviter.ID
+			acct.InviteeBonus = opts.Accounts.QuotaForInvitee
 		}
 	}
-	err := s.createAccountWith(r, &u, req.Password, create)
+	err := s.createAccountWith(r, &u, req.Password, func(ctx context.Context, _ *store.User) error {
+		return s.Store.CreateAccount(ctx, acct)
+	})
 	if errors.Is(err, store.ErrNotFound) {
 		return httpx.Fail(MsgCodeInvalid)
 	}
@@ -261,8 +277,22 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OKText(w, r, MsgLoggedOut)
 }
 
+// ownView is the caller's own account with its invitations: how many users
+// registered with its aff_code, and the quota their first paid orders
+// earned it (issue 31 §4).
+type ownView struct {
+	selfView
+	AffCount   int64 `json:"aff_count"`
+	AffRewards int64 `json:"aff_history_quota"`
+}
+
 func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) error {
-	return httpx.OK(w, viewSelf(caller(r)))
+	me := caller(r)
+	st, err := s.Store.InviteStatsOf(r.Context(), me.ID)
+	if err != nil {
+		return err
+	}
+	return httpx.OK(w, ownView{selfView: viewSelf(me), AffCount: st.Count, AffRewards: st.Reward})
 }
 
 type updateSelfRequest struct {

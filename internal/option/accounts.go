@@ -36,6 +36,11 @@ const (
 	TurnstileSiteKey      = "TurnstileSiteKey"
 	// TurnstileSecretKey is hidden from every read (Hidden).
 	TurnstileSecretKey = "TurnstileSecretKey"
+	// QuotaForInviter is credited to an inviter when an invitee's first
+	// paid order is activated; QuotaForInvitee to the invitee at
+	// registration (quota units).
+	QuotaForInviter = "QuotaForInviter"
+	QuotaForInvitee = "QuotaForInvitee"
 )
 
 // Accounts is the snapshot's account settings.
@@ -50,6 +55,8 @@ type Accounts struct {
 	Turnstile              bool
 	TurnstileSiteKey       string
 	TurnstileSecretKey     string
+	QuotaForInviter        int64
+	QuotaForInvitee        int64
 }
 
 // DomainAllowed reports whether an address may register under the domain
@@ -126,6 +133,14 @@ func init() {
 			}
 			s.Accounts.ServerAddress = v
 			return nil
+		}},
+		QuotaForInviter: {"0", func(s *Snapshot, v string) (err error) {
+			s.Accounts.QuotaForInviter, err = parseQuota(v)
+			return err
+		}},
+		QuotaForInvitee: {"0", func(s *Snapshot, v string) (err error) {
+			s.Accounts.QuotaForInvitee, err = parseQuota(v)
+			return err
 		}},
 		PasswordLoginEnabled: {"true", func(s *Snapshot, v string) (err error) {
 			s.Accounts.PasswordLogin, err = parseBool(v)

@@ -72,7 +72,8 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 		EmailDomainRestrictionEnabled: "false", EmailDomainWhitelist: "", ServerAddress: "", PasswordLoginEnabled: "true",
 		PasswordRegisterEnabled: "true", TurnstileCheckEnabled: "false", TurnstileSiteKey: "",
 		OidcEnabled: "false", OidcClientID: "", OidcWellKnown: "", OidcAuthorizationEndpoint: "", OidcTokenEndpoint: "",
-		OidcUserinfoEndpoint: "", GitHubOAuthEnabled: "false", GitHubClientID: ""}
+		OidcUserinfoEndpoint: "", GitHubOAuthEnabled: "false", GitHubClientID: "",
+		QuotaForInviter: "0", QuotaForInvitee: "0"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
 	}

@@ -81,17 +81,6 @@ func (s *Store) EmailTaken(ctx context.Context, email string) (bool, error) {
 	return n > 0, wrap("count users by email", err)
 }
 
-// CreateUserWithCode uses the verification code and creates u in one
-// transaction: both happen or neither.
-func (s *Store) CreateUserWithCode(ctx context.Context, u *User, purpose, email, hash string, now int64) error {
-	return s.write(ctx, "create user with code", func(tx *Tx) error {
-		if err := tx.UseAccountCode(purpose, email, hash, now); err != nil {
-			return err
-		}
-		return tx.CreateUser(u)
-	})
-}
-
 // DeleteAccountCode removes the code of (purpose, email) if it is still the
 // one with hash: a code whose mail could not be sent, so the address may ask
 // again at once.
