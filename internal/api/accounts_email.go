@@ -220,7 +220,7 @@ func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) error {
 	if err := s.limited(r, "reset-use", limitMailPerIP, email, limitCodePerEmail); err != nil {
 		return err
 	}
-	if email == "" || req.Token == "" || len(req.Token) > 64 {
+	if email == "" || user.ValidateEmail(email) != "" || req.Token == "" || len(req.Token) > 64 {
 		return httpx.Fail(MsgResetLinkInvalid)
 	}
 	err := s.Store.UseAccountCode(r.Context(), user.PurposeReset, email, user.HashCode(req.Token), s.now().Unix())

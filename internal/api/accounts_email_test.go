@@ -280,3 +280,21 @@ func TestPasswordLoginAndRegisterSwitches(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// Bad bytes in every account input are refused with a message and change
+// nothing (PostgreSQL would refuse a NUL in a query with a server error).
+func TestAccountInputsWithBadBytes(t *testing.T) {
+	m := newMailSite(t, map[string]any{"EmailVerificationEnabled": true})
+	c := m.e.Client()
+	for _, bad := range []string{"a\x00@example.com", "a\xff@example.com"} {
+		c.Fail("GET", "/api/verification?email="+url.QueryEscape(bad), nil, http.StatusOK, "")
+		c.Fail("GET", "/api/reset_password?email="+url.QueryEscape(bad), nil, http.StatusOK, "")
+		c.Fail("POST", "/api/user/reset", map[string]string{"email": bad, "token": "t\x00"}, http.StatusOK, api.MsgResetLinkInvalid)
+		c.Fail("POST", "/api/user/register", register("zed", bad, "123456"), http.StatusOK, "")
+	}
+	m.root.OK("PUT", "/api/option/", map[string]any{"key": "EmailVerificationEnabled", "value": false})
+	c.OK("POST", "/api/user/register", map[string]string{"username": "zed", "password": "password-1", "aff_code": "AB\x00CD"})
+	if len(m.smtp.Messages()) != 0 {
+		t.Fatalf("%d mails", len(m.smtp.Messages()))
+	}
+}

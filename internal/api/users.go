@@ -134,7 +134,9 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	if aff == "" {
 		aff = strings.TrimSpace(r.URL.Query().Get("aff"))
 	}
-	if aff != "" && len(aff) <= 32 {
+	// Codes are short base32 text (newAffCode); anything else (NUL bytes,
+	// invalid UTF-8) is no code and never reaches the database.
+	if aff != "" && len(aff) <= 32 && isAlnum(aff) {
 		inviter, err := s.Store.UserByAffCode(r.Context(), aff)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
@@ -175,6 +177,17 @@ func (s *Server) createAccountWith(r *http.Request, u *store.User, password stri
 		return httpx.Fail(MsgUsernameTaken)
 	}
 	return err
+}
+
+// isAlnum reports whether s is only ASCII letters and digits.
+func isAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // newAffCode is a short random affiliate code.

@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The rules of mailed codes (issue 31): a 6-digit verification code for
@@ -42,8 +43,16 @@ func HashCode(code string) string {
 }
 
 // NormalizeEmail is the form addresses are compared and stored in for
-// codes: trimmed and lower case.
-func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+// codes: trimmed and lower case. Invalid UTF-8 is left as it is, for
+// ValidateEmail to refuse (lowering it would turn bad bytes into U+FFFD,
+// another address that validates).
+func NormalizeEmail(email string) string {
+	email = strings.TrimSpace(email)
+	if !utf8.ValidString(email) {
+		return email
+	}
+	return strings.ToLower(email)
+}
 
 // NewPassword is the random password a reset gives: 12 characters.
 func NewPassword() string { return rand.Text()[:12] }
