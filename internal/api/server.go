@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/auth"
+	"github.com/modelgate/modelgate/internal/captcha"
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/commerce"
 	"github.com/modelgate/modelgate/internal/httpx"
 	"github.com/modelgate/modelgate/internal/logwriter"
+	"github.com/modelgate/modelgate/internal/mail"
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/order"
@@ -72,12 +74,23 @@ type Deps struct {
 	// PaymentCallback counts each payment notification: accepted, or
 	// rejected for a short reason (metrics); nil counts none.
 	PaymentCallback func(method string, accepted bool, reason string)
-	// Now is the clock of orders, upgrade pricing and activation (tests
-	// move it); nil is time.Now.
+	// Now is the clock of orders, upgrade pricing and activation, and of
+	// mailed codes and account limits (tests move it); nil is time.Now.
 	Now func() time.Time
 	// ConfigVersion reports the config version this node applied and how
 	// changes reach it (GET /api/status); nil reports 0 and "poll".
 	ConfigVersion func() (version int64, via string)
+	// Limits counts registrations, mailed codes and resets per address
+	// and email (accounts_email.go); nil is made over Now.
+	Limits *auth.ActionLimiter
+	// Mailer is the SMTP sender of account mails; nil sends with the
+	// system's roots.
+	Mailer func() *mail.Sender
+	// Turnstile checks captcha tokens (options TurnstileCheckEnabled,
+	// TurnstileSecretKey) at TURNSTILE_VERIFY_URL.
+	Turnstile *captcha.Turnstile
+	// GitHub are the GitHub hosts of sign-in (empty: github.com).
+	GitHub GitHubURLs
 }
 
 // RateLimitStatuser reports the rate limiter's counters.
@@ -96,6 +109,8 @@ type Server struct {
 	// Commerce runs the order and payment use-cases the order, top-up,
 	// notification and owner routes call.
 	Commerce *commerce.Service
+	// oidc caches discovered OpenID Connect providers.
+	oidc oidcProviders
 }
 
 // New returns the /api server.
@@ -103,13 +118,23 @@ func New(d Deps) *Server {
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
+	if d.Limits == nil {
+		d.Limits = auth.NewActionLimiter(d.Now)
+	}
+	if d.Mailer == nil {
+		d.Mailer = func() *mail.Sender { return &mail.Sender{} }
+	}
+	if d.Turnstile == nil {
+		d.Turnstile = &captcha.Turnstile{VerifyURL: "https://challenges.cloudflare.com/turnstile/v0/siteverify"}
+	}
 	if d.Balances == nil {
 		d.Balances = owner.NewBalances(d.Store, d.Cluster.Owner)
 	}
 	auth.DummyHash(d.PasswordCost) // made now, not on the first unknown-user login
 	c := &commerce.Service{Store: d.Store, Owner: d.Cluster.Owner, Providers: d.Providers, Log: d.Log,
 		Topup:            func() order.Settings { return d.Options.Current().Topup },
-		MaxPendingOrders: func() int { return d.Options.Current().MaxPendingOrders }, Now: d.Now}
+		MaxPendingOrders: func() int { return d.Options.Current().MaxPendingOrders },
+		InviterReward:    func() int64 { return d.Options.Current().Accounts.QuotaForInviter }, Now: d.Now}
 	return &Server{Deps: d, Commerce: c}
 }
 

@@ -27,6 +27,19 @@ type statusResponse struct {
 	// ConfigSync is how changes reach this node now: redis, postgres or
 	// poll.
 	ConfigSync string `json:"config_sync"`
+	// The account features a login or registration page shows (one-api's
+	// names): docs/accounts.md.
+	EmailVerification bool   `json:"email_verification"`
+	PasswordLogin     bool   `json:"password_login"`
+	PasswordRegister  bool   `json:"password_register"`
+	TurnstileCheck    bool   `json:"turnstile_check"`
+	TurnstileSiteKey  string `json:"turnstile_site_key"`
+	OIDC              bool   `json:"oidc"`
+	GitHubOAuth       bool   `json:"github_oauth"`
+	GitHubClientID    string `json:"github_client_id"`
+	// GitHubOAuthURL is GITHUB_OAUTH_BASE_URL, where the console sends the
+	// browser to authorize.
+	GitHubOAuthURL string `json:"github_oauth_url"`
 }
 
 // status is the public settings a console needs and the readiness probe: it
@@ -49,5 +62,15 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		StartTime:       s.StartTime.Unix(),
 		RegisterEnabled: opts.RegisterEnabled,
 		SystemName:      opts.SystemName,
+
+		EmailVerification: opts.Accounts.EmailVerification,
+		PasswordLogin:     opts.Accounts.PasswordLogin,
+		PasswordRegister:  opts.Accounts.PasswordRegister,
+		TurnstileCheck:    opts.Accounts.Turnstile,
+		TurnstileSiteKey:  opts.Accounts.TurnstileSiteKey,
+		OIDC:              opts.OIDC.Enabled,
+		GitHubOAuth:       opts.GitHub.Enabled,
+		GitHubClientID:    opts.GitHub.ClientID,
+		GitHubOAuthURL:    s.githubURLs().OAuth,
 	})
 }

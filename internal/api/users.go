@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"net"
@@ -71,28 +72,87 @@ type registerRequest struct {
 	Password         string `json:"password"`
 	Email            string `json:"email"`
 	VerificationCode string `json:"verification_code"`
+	// AffCode is the inviter's affiliate code (also ?aff= on the query).
+	AffCode string `json:"aff_code"`
+	// Turnstile is the captcha token when it is not on the query.
+	Turnstile string `json:"turnstile"`
 }
 
+// register creates a user with a password. With EmailVerificationEnabled
+// the email and its mailed code are required, and the code is used in the
+// transaction that creates the user (accounts_email.go).
 func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 	opts := s.Options.Current()
 	if !opts.RegisterEnabled {
 		return httpx.Fail(MsgRegisterClosed)
+	}
+	if !opts.Accounts.PasswordRegister {
+		return httpx.Fail(MsgPasswordRegisterOff)
 	}
 	var req registerRequest
 	if err := httpx.Decode(w, r, &req); err != nil {
 		return err
 	}
 	req.Username = strings.TrimSpace(req.Username)
-	req.Email = strings.TrimSpace(req.Email)
+	req.Email = user.NormalizeEmail(req.Email)
+	if err := s.limited(r, "register", limitRegisterPerIP, req.Email, limitCodePerEmail); err != nil {
+		return err
+	}
+	if err := s.checkTurnstile(r, req.Turnstile); err != nil {
+		return err
+	}
 	if msg := firstProblem(user.ValidateUsername(req.Username), passwordProblem(req.Password), user.ValidateEmail(req.Email)); msg != "" {
 		return httpx.Fail(msg)
+	}
+	verify := opts.Accounts.EmailVerification
+	if verify && (req.Email == "" || strings.TrimSpace(req.VerificationCode) == "") {
+		return httpx.Fail(MsgCodeRequired)
+	}
+	if req.Email != "" {
+		if _, err := checkEmail(opts, req.Email); err != nil {
+			return err
+		}
+		if taken, err := s.Store.EmailTaken(r.Context(), req.Email); err != nil {
+			return err
+		} else if taken {
+			return httpx.Fail(MsgEmailTaken)
+		}
 	}
 	u := store.User{
 		Username: req.Username, DisplayName: req.Username, Email: req.Email,
 		Role: user.RoleUser, Status: user.StatusEnabled, Group: user.DefaultGroup,
 		Quota: opts.NewUserQuota,
 	}
-	if err := s.createAccount(r, &u, req.Password); err != nil {
+	acct := store.NewAccount{User: &u}
+	if verify {
+		acct.CodeEmail, acct.CodeHash, acct.CodeNow = req.Email, user.HashCode(strings.TrimSpace(req.VerificationCode)), s.now().Unix()
+	}
+	// An inviter's code (body aff_code, or ?aff= of the console's link):
+	// an unknown one is ignored, as one-api does, so a stale link still
+	// registers.
+	aff := strings.TrimSpace(req.AffCode)
+	if aff == "" {
+		aff = strings.TrimSpace(r.URL.Query().Get("aff"))
+	}
+	// Codes are short base32 text (newAffCode); anything else (NUL bytes,
+	// invalid UTF-8) is no code and never reaches the database.
+	if aff != "" && len(aff) <= 32 && isAlnum(aff) {
+		inviter, err := s.Store.UserByAffCode(r.Context(), aff)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err == nil && inviter.Status == user.StatusEnabled {
+			u.InviterID = inviter.ID
+			acct.InviteeBonus = opts.Accounts.QuotaForInvitee
+		}
+	}
+	err := s.createAccountWith(r, &u, req.Password, func(ctx context.Context, _ *store.User) error {
+		return s.Store.CreateAccount(ctx, acct)
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return httpx.Fail(MsgCodeInvalid)
+	}
+	if err != nil {
 		return err
 	}
 	return httpx.OK(w, viewUser(&u))
@@ -101,17 +161,33 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) error {
 // createAccount hashes the password, gives the user an affiliate code and
 // inserts it; a taken username is a client error.
 func (s *Server) createAccount(r *http.Request, u *store.User, password string) error {
+	return s.createAccountWith(r, u, password, s.Store.CreateUser)
+}
+
+// createAccountWith is createAccount inserting with create.
+func (s *Server) createAccountWith(r *http.Request, u *store.User, password string, create func(context.Context, *store.User) error) error {
 	hash, err := s.hashPassword(password)
 	if err != nil {
 		return err
 	}
 	u.PasswordHash = hash
 	u.AffCode = newAffCode()
-	err = s.Store.CreateUser(r.Context(), u)
+	err = create(r.Context(), u)
 	if errors.Is(err, store.ErrDuplicate) {
 		return httpx.Fail(MsgUsernameTaken)
 	}
 	return err
+}
+
+// isAlnum reports whether s is only ASCII letters and digits.
+func isAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // newAffCode is a short random affiliate code.
@@ -151,6 +227,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if req.Username == "" || req.Password == "" {
 		return httpx.Fail(MsgInvalidCredentialsInput)
 	}
+
 	if msg := user.ValidateUsernameText(req.Username); msg != "" {
 		return httpx.Fail(msg)
 	}
@@ -175,6 +252,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	if u.Status != user.StatusEnabled {
 		return httpx.Fail(MsgUserBanned)
+	}
+	// Root keeps its password login, so turning it off cannot lock the
+	// site's owner out (docs/accounts.md).
+	if !s.Options.Current().Accounts.PasswordLogin && u.Role < user.RoleRoot {
+		return httpx.Fail(MsgPasswordLoginOff)
 	}
 	s.Throttle.Refund(attempt)
 	s.Sessions.Issue(w, r, u.ID, u.SessionVersion)
@@ -208,8 +290,22 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 	return httpx.OKText(w, r, MsgLoggedOut)
 }
 
+// ownView is the caller's own account with its invitations: how many users
+// registered with its aff_code, and the quota their first paid orders
+// earned it (issue 31 §4).
+type ownView struct {
+	selfView
+	AffCount   int64 `json:"aff_count"`
+	AffRewards int64 `json:"aff_history_quota"`
+}
+
 func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) error {
-	return httpx.OK(w, viewSelf(caller(r)))
+	me := caller(r)
+	st, err := s.Store.InviteStatsOf(r.Context(), me.ID)
+	if err != nil {
+		return err
+	}
+	return httpx.OK(w, ownView{selfView: viewSelf(me), AffCount: st.Count, AffRewards: st.Reward})
 }
 
 type updateSelfRequest struct {

@@ -9,6 +9,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/modelgate/modelgate/internal/captcha"
+	"github.com/modelgate/modelgate/internal/mail"
 	"log/slog"
 	"net"
 	"net/http"
@@ -88,6 +90,8 @@ type App struct {
 	// clock is the time of subscriptions and their limit windows in the
 	// relay (Now); tests move it (SetClock).
 	clock atomic.Pointer[func() time.Time]
+	// mailer sends account mails (SetMailSender); nil: the default.
+	mailer atomic.Pointer[mail.Sender]
 
 	// metrics is the Prometheus registry (observability.go); metricsAddr
 	// the METRICS_LISTEN address served.
@@ -120,6 +124,19 @@ func (a *App) Now() time.Time {
 		return (*f)()
 	}
 	return time.Now()
+}
+
+// SetMailSender replaces the SMTP sender of account mails (tests trust
+// their fake server's certificate with it).
+func (a *App) SetMailSender(s *mail.Sender) { a.mailer.Store(s) }
+
+// mailSender is the sender of account mails: the system's roots unless a
+// test set another.
+func (a *App) mailSender() *mail.Sender {
+	if s := a.mailer.Load(); s != nil {
+		return s
+	}
+	return &mail.Sender{}
 }
 
 // SetClock makes now the clock of subscriptions and plan limits (Now), so a
@@ -230,6 +247,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		PaymentCallback: a.countPaymentCallback,
 		ConfigVersion:   a.ConfigVersion,
 		Now:             a.Now,
+		Mailer:          a.mailSender,
+		Turnstile:       &captcha.Turnstile{VerifyURL: cfg.TurnstileVerifyURL},
+		GitHub:          api.GitHubURLs{OAuth: cfg.GitHubOAuthBaseURL, API: cfg.GitHubAPIBaseURL},
 	})
 	a.Activate = apiServer.Activator()
 	a.commerce = apiServer.Commerce

@@ -248,7 +248,8 @@ type OwnerActivateAnswer struct {
 // answer, an error is a failure of the call.
 func (s *Service) ActivateOwned(ctx context.Context, req OwnerActivateRequest) (OwnerActivateAnswer, error) {
 	o, activated, err := s.Store.ActivateOrder(ctx, store.Activation{OrderID: req.OrderID, Method: req.Method,
-		TradeNo: req.TradeNo, AmountCents: req.AmountCents, CheckAmount: req.CheckAmount, Now: s.now().Unix()})
+		TradeNo: req.TradeNo, AmountCents: req.AmountCents, CheckAmount: req.CheckAmount, Now: s.now().Unix(),
+		InviterReward: s.inviterReward()})
 	ans := OwnerActivateAnswer{Outcome: outcomeOK, Activated: activated, Order: View(&o)}
 	var up *store.UpgradeRefusal
 	switch {
@@ -291,6 +292,7 @@ func activateOutcomeError(ans OwnerActivateAnswer) error {
 // *NotActivatable), an unreachable owner is OwnerDown.
 func (s *Service) activateOrder(ctx context.Context, id int64, a store.Activation) (OrderView, bool, error) {
 	if s.Owner.Local(id) {
+		a.InviterReward = s.inviterReward()
 		o, activated, err := s.Store.ActivateOrder(ctx, a)
 		v := View(&o)
 		return v, activated, notActivatable(v, err)

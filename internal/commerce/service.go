@@ -34,7 +34,10 @@ type Service struct {
 	// MaxPendingOrders reads the per-user limit of pending orders (option
 	// MaxPendingOrders); nil or 0 is no limit.
 	MaxPendingOrders func() int
-	Log              *slog.Logger
+	// InviterReward reads the quota an invitee's first paid order credits
+	// its inviter (option QuotaForInviter, store.RewardInviter); nil is 0.
+	InviterReward func() int64
+	Log           *slog.Logger
 	// Now is the clock of order times and proration (tests inject one).
 	Now func() time.Time
 
@@ -46,6 +49,13 @@ func (s *Service) now() time.Time {
 		return s.Now()
 	}
 	return time.Now()
+}
+
+func (s *Service) inviterReward() int64 {
+	if s.InviterReward == nil {
+		return 0
+	}
+	return s.InviterReward()
 }
 
 func (s *Service) log() *slog.Logger {

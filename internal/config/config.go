@@ -40,6 +40,14 @@ type Config struct {
 	// RedisKeyPrefix starts every key modelgate writes to Redis, so several
 	// deployments can share one server.
 	RedisKeyPrefix string
+	// TurnstileVerifyURL is Cloudflare Turnstile's siteverify endpoint
+	// (TURNSTILE_VERIFY_URL; tests point it at a fake).
+	TurnstileVerifyURL string
+	// GitHubOAuthBaseURL and GitHubAPIBaseURL are github.com and
+	// api.github.com unless overridden (GITHUB_OAUTH_BASE_URL,
+	// GITHUB_API_BASE_URL: GitHub Enterprise, tests).
+	GitHubOAuthBaseURL string
+	GitHubAPIBaseURL   string
 
 	SessionSecret string
 	// SessionSecretGenerated is true when SESSION_SECRET was unset and a random
@@ -159,6 +167,9 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		SessionSecret:       getenv("SESSION_SECRET"),
 		InitialRootPassword: getenv("INITIAL_ROOT_PASSWORD"),
 		RootAccessToken:     strings.TrimSpace(getenv("ROOT_ACCESS_TOKEN")),
+		TurnstileVerifyURL:  orDefault(strings.TrimSpace(getenv("TURNSTILE_VERIFY_URL")), "https://challenges.cloudflare.com/turnstile/v0/siteverify"),
+		GitHubOAuthBaseURL:  strings.TrimRight(orDefault(strings.TrimSpace(getenv("GITHUB_OAUTH_BASE_URL")), "https://github.com"), "/"),
+		GitHubAPIBaseURL:    strings.TrimRight(orDefault(strings.TrimSpace(getenv("GITHUB_API_BASE_URL")), "https://api.github.com"), "/"),
 	}
 
 	c.SQLMaxOpenConns = intVar("SQL_MAX_OPEN_CONNS", 32)

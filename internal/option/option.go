@@ -137,7 +137,13 @@ type Snapshot struct {
 	// Topup is the top-up settings (spec defaults: off, no custom amount,
 	// rate 1, no presets).
 	Topup order.Settings
-	raw   map[string]string
+	// Accounts is mail, verification and the domain restriction
+	// (accounts.go).
+	Accounts Accounts
+	// OIDC and GitHub are the sign-in providers (providers.go).
+	OIDC   OIDC
+	GitHub GitHub
+	raw    map[string]string
 }
 
 // definition describes one key: its default and how to apply a text value.
@@ -335,8 +341,12 @@ func parseRange(v string, lo, hi int64) (int64, error) {
 }
 
 // Hidden reports whether a key must never be returned by the API: keys that
-// name a secret or a token.
+// name a secret or a token. An endpoint's URL (OidcTokenEndpoint) names a
+// place, not a credential, and is shown.
 func Hidden(key string) bool {
+	if strings.HasSuffix(key, "Endpoint") {
+		return false
+	}
 	return strings.Contains(key, "Secret") || strings.Contains(key, "Token")
 }
 

@@ -67,7 +67,14 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 		ErrorLogRetentionDays: "7", LogRetentionDays: "0", ChannelBreakerEnabled: "true", ChannelBreakerWindowSeconds: "60",
 		ChannelBreakerMinCalls: "10", ChannelBreakerErrorRatePercent: "50", ChannelBreakerConsecutiveFailures: "5",
 		ChannelBreakerCooldownSeconds: "30", ChannelBreakerMaxCooldownSeconds: "600", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]",
-		MaxPendingOrders: "5", OrderExpiryMinutes: "120"}
+		MaxPendingOrders: "5", OrderExpiryMinutes: "120",
+		// Accounts (accounts.go); SMTPToken and TurnstileSecretKey are hidden.
+		SMTPServer: "", SMTPPort: "587", SMTPAccount: "", SMTPFrom: "", EmailVerificationEnabled: "false",
+		EmailDomainRestrictionEnabled: "false", EmailDomainWhitelist: "", ServerAddress: "", PasswordLoginEnabled: "true",
+		PasswordRegisterEnabled: "true", TurnstileCheckEnabled: "false", TurnstileSiteKey: "",
+		OidcEnabled: "false", OidcClientID: "", OidcWellKnown: "", OidcAuthorizationEndpoint: "", OidcTokenEndpoint: "",
+		OidcUserinfoEndpoint: "", GitHubOAuthEnabled: "false", GitHubClientID: "",
+		QuotaForInviter: "0", QuotaForInvitee: "0"}
 	if got := cur.Values(); !maps.Equal(got, want) {
 		t.Fatalf("Values() = %v, want %v (bad stored value falls back, unknown key left out)", got, want)
 	}

@@ -44,6 +44,8 @@ var migrations = []migration{
 	{"0028_payment_exceptions", binaryCollation(migration0028)},
 	{"0029_channel_other", binaryCollation(migration0029)},
 	{"0030_key_pools_output_limits", binaryCollation(migration0030)},
+	{"0031_account_codes", binaryCollation(migration0031)},
+	{"0032_user_sign_in_and_invites", binaryCollation(migration0032)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

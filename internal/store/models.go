@@ -23,8 +23,18 @@ type User struct {
 	Group          string  `gorm:"column:user_group;size:64;not null;default:'default'"`
 	AffCode        string  `gorm:"size:32;uniqueIndex;not null"`
 	SessionVersion int64   `gorm:"not null;default:1"` // bumped to end all sessions
-	CreatedAt      int64   `gorm:"autoCreateTime:false;not null;default:0"`
-	UpdatedAt      int64   `gorm:"autoUpdateTime:false;not null;default:0"`
+	// GitHubID and OidcID are the subjects of the sign-in providers bound
+	// to the user (nil: none); InviterID the user whose aff_code it
+	// registered with (0: none). Migration 0031.
+	GitHubID  *string `gorm:"column:github_id;size:128;uniqueIndex:idx_users_github_id"`
+	OidcID    *string `gorm:"column:oidc_id;size:255;uniqueIndex:idx_users_oidc_id"`
+	InviterID int64   `gorm:"column:inviter_id;not null;default:0;index"`
+	// InviteRewarded is set, with the amount in InviteReward, when this
+	// user's first paid order credited the inviter (invites.go).
+	InviteRewarded bool  `gorm:"not null;default:false"`
+	InviteReward   int64 `gorm:"not null;default:0"`
+	CreatedAt      int64 `gorm:"autoCreateTime:false;not null;default:0"`
+	UpdatedAt      int64 `gorm:"autoUpdateTime:false;not null;default:0"`
 }
 
 // Token is an API key (sk-…). Only the SHA-256 of the key is kept, plus a

@@ -23,6 +23,9 @@ type Activation struct {
 	AmountCents int64
 	CheckAmount bool
 	Now         int64
+	// InviterReward is option QuotaForInviter: what the first paid order
+	// of an invited user credits its inviter (RewardInviter).
+	InviterReward int64
 }
 
 // PlanInfo is a plan order's plan_info: the plan as it was bought, so an
@@ -107,6 +110,13 @@ func (s *Store) ActivateOrder(ctx context.Context, a Activation) (Order, bool, e
 		activated = true
 		if err := tx.recordReceived(o); err != nil {
 			return err
+		}
+		// The invitee's first paid order rewards the inviter, once, in
+		// this transaction (issue 31 §4; a free order pays nothing).
+		if o.AmountCents > 0 {
+			if err := tx.RewardInviter(o.UserID, a.InviterReward); err != nil {
+				return err
+			}
 		}
 		if o.Type == order.TypeTopup {
 			return tx.creditTopup(o)

@@ -8,6 +8,7 @@ import { Redeem } from './pages/redeem.js';
 import { Profile } from './pages/profile.js';
 import { Overview } from './pages/overview.js';
 import { Login, Register } from './pages/login.js';
+import { GitHubCallback, OIDCCallback, ResetPassword } from './pages/accounts.js';
 // User pages: logs, subscriptions, plans, top-up, orders.
 import { Logs } from './pages/logs.js';
 import { Subscriptions } from './pages/subscriptions.js';
@@ -68,6 +69,10 @@ export const routes = [
 export const guestRoutes = [
   { path: '/login', label: 'login.title', page: Login },
   { path: '/register', label: 'register.title', page: Register },
+  // Account pages reached by links (issue 31): provider callbacks, the mailed reset link.
+  { path: '/oauth/oidc', label: 'login.title', page: OIDCCallback },
+  { path: '/oauth/github', label: 'login.title', page: GitHubCallback },
+  { path: '/user/reset', label: 'reset.title', page: ResetPassword },
 ];
 
 export const navGroups = [
