@@ -86,8 +86,8 @@ func TestMapChannelType(t *testing.T) {
 		{OneAPI, 25, 1, "https://api.moonshot.cn", false},
 		{OneAPI, 17, 1, "https://dashscope.aliyuncs.com/compatible-mode", false},
 		{OneAPI, 30, 1, "http://localhost:11434", false},
-		{OneAPI, 16, 1, "", true},  // Zhipu v4: not under /v1
-		{OneAPI, 41, 1, "", true},  // one-api's 41 is Novita (/v3/openai)
+		{OneAPI, 16, 1, "", true},   // Zhipu v4: not under /v1
+		{OneAPI, 41, 1, "", true},   // one-api's 41 is Novita (/v3/openai)
 		{OneAPI, 42, 41, "", false}, // one-api's Vertex AI is 42
 		{NewAPI, 41, 41, "", false}, // new-api's Vertex AI is 41
 		{NewAPI, 43, 1, "https://api.deepseek.com", false},
