@@ -580,3 +580,51 @@ func TestBedrockKeyPool(t *testing.T) {
 	other := bedrockKey(awsCreds, "us-east-1") + "\n" + bedrockKey(awsCreds, "eu-west-1")
 	c.g.Root.Fail("PUT", "/api/channel/", map[string]any{"id": c.g.ChannelID, "key": other}, http.StatusOK, channel.MsgPoolKeysApart)
 }
+
+// checkResponses sends a tool-using Responses call to model, JSON and
+// stream: converted through chat, it answers the function call with its
+// call_id and bills the provider's usage exactly.
+func (c *cloudGateway) checkResponses(t *testing.T, up *fakeupstream.Server, model string) {
+	t.Helper()
+	up.SetBehavior(fakeupstream.Behavior{PromptTokens: 12, CompletionTokens: 8,
+		ToolCall: &fakeupstream.ToolCall{Name: "get_weather", Arguments: `{"city":"Lisbon"}`}})
+	defer up.SetBehavior(fakeupstream.Behavior{PromptTokens: 12, CompletionTokens: 8})
+	var tool map[string]any
+	json.Unmarshal([]byte(weatherTool), &tool)
+	for _, stream := range []bool{false, true} {
+		r := c.billedCall(t, "/v1/responses", map[string]any{"model": model, "stream": stream,
+			"tools": []any{tool}, "input": "Weather in Lisbon?"})
+		var resp respObject
+		if stream {
+			evs := readEvents(t, r.Body)
+			if len(evs) == 0 || evs[len(evs)-1].Type != "response.completed" {
+				t.Fatalf("%s stream ends %v", model, types(evs))
+			}
+			resp = *evs[len(evs)-1].Response
+		} else {
+			r.JSON(t, &resp)
+		}
+		if resp.Status != "completed" || len(resp.Output) != 1 || resp.Output[0].Type != "function_call" ||
+			resp.Output[0].CallID == "" || resp.Output[0].Arguments != `{"city":"Lisbon"}` {
+			t.Errorf("%s (stream %v) response %+v", model, stream, resp)
+		}
+	}
+}
+
+// TestResponsesOnCloudChannels: /v1/responses on Bedrock (Converse and
+// Claude) and Vertex (Gemini and Claude) is converted through chat.
+func TestResponsesOnCloudChannels(t *testing.T) {
+	up := usageBackend(t)
+	b := fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1")
+	cb := newCloudGatewayOn(t, apptest.New(t), up, channel.TypeBedrock, b.URL, bedrockKey(awsCreds, "us-east-1"), bedrockNova, bedrockClaude)
+	cb.checkResponses(t, up, bedrockNova)
+	cb.checkResponses(t, up, bedrockClaude)
+
+	vup := usageBackend(t)
+	tokens := fakecloud.NewGoogleTokens(t)
+	sa := tokens.NewServiceAccount(t, "gateway", "proj-1")
+	v := fakecloud.NewVertex(t, tokens, vup, fakeupstream.DefaultKey, "us-central1")
+	cv := newCloudGatewayOn(t, apptest.New(t), vup, channel.TypeVertex, v.URL, sa.JSON, vertexGemini, vertexClaude)
+	cv.checkResponses(t, vup, vertexGemini)
+	cv.checkResponses(t, vup, vertexClaude)
+}
