@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/apptest"
+	"github.com/modelgate/modelgate/internal/apptest/fakecloud"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/config"
@@ -213,8 +214,21 @@ func (s *srcDB) fixture(system, upURL string) {
 	}
 	ch(24, deepseek, map[string]any{"base_url": "", "models": "deepseek-chat", "status": 2})
 	ch(25, 3, map[string]any{"base_url": "https://res.openai.azure.com", "models": "gpt-4o", "other": "2024-10-21"})
-	ch(26, 33, map[string]any{"base_url": "", "models": "anthropic.claude-3-5-sonnet-20240620-v1:0", "key": "AKIA|secret|us-east-1"})
-	ch(27, vertex, map[string]any{"base_url": "", "models": "gemini-1.5-flash", "other": "us-central1"})
+	// one-api keeps Bedrock's credentials and Vertex's service account and
+	// region in config; new-api in key and other.
+	account := fakecloud.NewGoogleTokens(s.t).NewServiceAccount(s.t, "gateway", "proj-1").JSON
+	if newAPI {
+		ch(26, 33, map[string]any{"base_url": "", "models": "anthropic.claude-3-5-sonnet-20240620-v1:0",
+			"key": "AKIAIOSFODNN7EXAMPLE|wJalrXUtnFEMI/K7MDENG|us-east-1"})
+		ch(27, vertex, map[string]any{"base_url": "", "models": "gemini-1.5-flash", "key": account,
+			"other": `{"default":"europe-west4"}`})
+	} else {
+		ch(26, 33, map[string]any{"base_url": "", "models": "anthropic.claude-3-5-sonnet-20240620-v1:0", "key": "",
+			"config": `{"ak":"AKIAIOSFODNN7EXAMPLE","sk":"wJalrXUtnFEMI/K7MDENG","region":"us-east-1"}`})
+		accountJSON, _ := json.Marshal(account)
+		ch(27, vertex, map[string]any{"base_url": "", "models": "gemini-1.5-flash", "key": "",
+			"config": `{"region":"europe-west4","vertex_ai_adc":` + string(accountJSON) + `}`})
+	}
 	ch(28, 16, map[string]any{"base_url": "", "models": "glm-4"}) // Zhipu: no OpenAI dialect under /v1
 	s.insert("redemptions", map[string]any{"id": 31, "user_id": 1, "key": codeUnused, "status": 1, "name": "gift", "quota": 500000, "created_time": now})
 	s.insert("redemptions", map[string]any{"id": 32, "user_id": 1, "key": codeUsed, "status": 3, "name": "gift", "quota": 500000,

@@ -381,18 +381,63 @@ func (c *converter) channels(rows []row) []store.Channel {
 			disable("model_mapping: %s", msg)
 			ch.ModelMapping = ""
 		}
-		// The type-specific fields (other: Azure's api-version, Vertex's
-		// region; one-api's config) have no column yet: listed so the admin
-		// re-enters them.
-		for _, col := range []string{"other", "config"} {
-			if v := strings.TrimSpace(r.str(col)); v != "" && v != "{}" {
-				c.rep.change("channel", id, "type-specific field %s %q not carried; re-enter it", col, v)
-			}
-		}
+		c.cloudFields(&ch, r, disable)
 		out = append(out, ch)
 	}
 	c.rep.count("channels", len(rows), len(out))
 	return out
+}
+
+// cloudFields carries the type-specific fields of the cloud types into
+// modelgate's (docs/import.md): Azure's api-version (other), Vertex's
+// region (new-api: other, a region or a JSON object with "default";
+// one-api: config.region) and service-account JSON (one-api:
+// config.vertex_ai_adc when the key is not one), Bedrock's credentials
+// (one-api: config ak, sk, region when the key is not ACCESS|SECRET|REGION).
+// Other types' other and config have no meaning here: listed.
+func (c *converter) cloudFields(ch *store.Channel, r row, disable func(string, ...any)) {
+	other, rawConfig := strings.TrimSpace(r.str("other")), strings.TrimSpace(r.str("config"))
+	var config map[string]any
+	if rawConfig != "" {
+		_ = json.Unmarshal([]byte(rawConfig), &config)
+	}
+	str := func(k string) string { s, _ := config[k].(string); return strings.TrimSpace(s) }
+	switch ch.Type {
+	case channel.TypeAzure:
+		ch.Other = other
+	case channel.TypeVertex:
+		region := other
+		var byModel map[string]any
+		if json.Unmarshal([]byte(other), &byModel) == nil {
+			region, _ = byModel["default"].(string)
+		}
+		if region == "" {
+			region = str("region")
+		}
+		ch.Other = region
+		if channel.CheckKey(ch.Type, ch.Key) != "" && str("vertex_ai_adc") != "" {
+			ch.Key = str("vertex_ai_adc")
+		}
+	case channel.TypeBedrock:
+		if channel.CheckKey(ch.Type, ch.Key) != "" && str("ak") != "" {
+			ch.Key = str("ak") + "|" + str("sk") + "|" + str("region")
+		}
+	default:
+		for col, v := range map[string]string{"other": other, "config": rawConfig} {
+			if v != "" && v != "{}" {
+				c.rep.change("channel", ch.ID, "type-specific field %s %q has no meaning for type %d; not carried", col, v, ch.Type)
+			}
+		}
+		return
+	}
+	var msg string
+	if ch.Other, msg = channel.NormalizeOther(ch.Type, ch.Other); msg != "" {
+		disable("other %q: %s", ch.Other, msg)
+		ch.Other, _ = channel.NormalizeOther(ch.Type, "")
+	}
+	if msg := channel.CheckKey(ch.Type, ch.Key); msg != "" {
+		disable("key: %s", msg) // never quoted: it is a credential
+	}
 }
 
 func (c *converter) redemptions(rows []row) []store.Redemption {
