@@ -45,8 +45,12 @@ func TestDialectCredentials(t *testing.T) {
 	d := bind(t, "")
 	req, _ := http.NewRequest("POST", "https://r.openai.azure.com/x", nil)
 	req.Header.Set("Authorization", "Bearer client")
-	if err := d.Authorize(req, "ignored", nil); err != nil || req.Header.Get("Api-Key") != "k" || req.Header.Get("Authorization") != "" {
+	// The attempt's key (a key pool's) is sent; without one, the bound key.
+	if err := d.Authorize(req, "k2", nil); err != nil || req.Header.Get("Api-Key") != "k2" || req.Header.Get("Authorization") != "" {
 		t.Errorf("authorize: %v %v", err, req.Header)
+	}
+	if err := d.Authorize(req, "", nil); err != nil || req.Header.Get("Api-Key") != "k" {
+		t.Errorf("authorize with the bound key: %v %v", err, req.Header)
 	}
 	if err := (Dialect{}).Authorize(req, "k", nil); err == nil {
 		t.Error("an unbound dialect authorized a request")
