@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -166,46 +165,13 @@ func raiseTo[T any](tx *Tx, table string, rows []T, id func(*T) int64) error {
 }
 
 // loadIn is Load inside the caller's transaction, with each row's content
-// (an imported top-up or admin log has its text there).
+// (an imported top-up or admin log has its text there) and its own id.
 func (l *LogLoader) loadIn(tx *Tx, rows []Log) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	cols := append([]string{"content"}, loadCols...)
-	row := "(?" + strings.Repeat(", ?", len(cols)-1) + ")"
-	head := "INSERT INTO logs (" + strings.Join(cols, ", ") + ") VALUES "
-	const chunk = 1000 // 17 parameters a row: under SQLite's bound
-	args := make([]any, 0, chunk*len(cols))
-	for i := 0; i < len(rows); i += chunk {
-		part := rows[i:min(i+chunk, len(rows))]
-		var b strings.Builder
-		b.WriteString(head)
-		args = args[:0]
-		for k := range part {
-			r := &part[k]
-			if k > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(row)
-			args = append(args, r.Content, r.ID, r.UserID, r.CreatedAt, r.Type, r.Username, r.TokenName, r.TokenID, r.ModelName,
-				r.Group, r.Quota, r.PromptTokens, r.CompletionTokens, r.ChannelID, r.RequestID, r.ElapsedTime, r.IsStream)
-		}
-		if err := tx.db.Exec(b.String(), args...).Error; err != nil {
-			return fmt.Errorf("insert logs: %w", err)
-		}
-	}
-	if err := countLogsOf(rows).write(tx.db); err != nil {
+	if err := l.insert(tx, rows, true); err != nil {
 		return err
-	}
-	for i := range rows {
-		if d := utcDay(rows[i].CreatedAt); d != l.day {
-			if err := l.flush(tx); err != nil {
-				return err
-			}
-			l.day = d
-		}
-		l.cubes.add(&rows[i])
-		l.r.add(&rows[i])
 	}
 	return raiseTo(tx, "logs", rows, func(r *Log) int64 { return r.ID })
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strings"
 )
 
@@ -31,9 +32,8 @@ func (s *Store) NewLogLoader() *LogLoader {
 var loadCols = []string{"id", "user_id", "created_at", "type", "username", "token_name", "token_id", "model_name",
 	"log_group", "quota", "prompt_tokens", "completion_tokens", "channel_id", "request_id", "elapsed_time", "is_stream"}
 
-// loadChunk is the rows of one INSERT: 16 parameters a row stays under
-// SQLite's 32,766 bound parameters.
-const loadChunk = 2000
+// maxLoadParams bounds one INSERT's parameters: under SQLite's 32,766.
+const maxLoadParams = 32000
 
 // Load inserts rows (CreatedAt set, ascending across calls) in one
 // transaction and sets their ids.
@@ -46,43 +46,60 @@ func (l *LogLoader) Load(ctx context.Context, rows []Log) error {
 		if err != nil {
 			return err
 		}
-		row := "(?" + strings.Repeat(", ?", len(loadCols)-1) + ")"
-		head := "INSERT INTO logs (" + strings.Join(loadCols, ", ") + ") VALUES "
-		args := make([]any, 0, loadChunk*len(loadCols))
-		for i := 0; i < len(rows); i += loadChunk {
-			chunk := rows[i:min(i+loadChunk, len(rows))]
-			var b strings.Builder
-			b.WriteString(head)
-			args = args[:0]
-			for k := range chunk {
-				r := &chunk[k]
-				r.ID = nthID(first, i+k)
-				if k > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(row)
-				args = append(args, r.ID, r.UserID, r.CreatedAt, r.Type, r.Username, r.TokenName, r.TokenID, r.ModelName,
-					r.Group, r.Quota, r.PromptTokens, r.CompletionTokens, r.ChannelID, r.RequestID, r.ElapsedTime, r.IsStream)
+		for i := range rows {
+			rows[i].ID = nthID(first, i)
+		}
+		return l.insert(tx, rows, false)
+	})
+}
+
+// insert writes rows (ids set) in chunks, with their content when
+// withContent (imported logs carry text), counts them and adds them to the
+// rollups held.
+func (l *LogLoader) insert(tx *Tx, rows []Log, withContent bool) error {
+	cols := loadCols
+	if withContent {
+		cols = append([]string{"content"}, loadCols...)
+	}
+	row := "(?" + strings.Repeat(", ?", len(cols)-1) + ")"
+	head := "INSERT INTO logs (" + strings.Join(cols, ", ") + ") VALUES "
+	chunk := maxLoadParams / len(cols)
+	args := make([]any, 0, chunk*len(cols))
+	for i := 0; i < len(rows); i += chunk {
+		part := rows[i:min(i+chunk, len(rows))]
+		var b strings.Builder
+		b.WriteString(head)
+		args = args[:0]
+		for k := range part {
+			r := &part[k]
+			if k > 0 {
+				b.WriteString(", ")
 			}
-			if err := tx.db.Exec(b.String(), args...).Error; err != nil {
+			b.WriteString(row)
+			if withContent {
+				args = append(args, r.Content)
+			}
+			args = append(args, r.ID, r.UserID, r.CreatedAt, r.Type, r.Username, r.TokenName, r.TokenID, r.ModelName,
+				r.Group, r.Quota, r.PromptTokens, r.CompletionTokens, r.ChannelID, r.RequestID, r.ElapsedTime, r.IsStream)
+		}
+		if err := tx.db.Exec(b.String(), args...).Error; err != nil {
+			return fmt.Errorf("insert logs: %w", err)
+		}
+	}
+	if err := countLogsOf(rows).write(tx.db); err != nil {
+		return err
+	}
+	for i := range rows {
+		if d := utcDay(rows[i].CreatedAt); d != l.day {
+			if err := l.flush(tx); err != nil {
 				return err
 			}
+			l.day = d
 		}
-		if err := countLogsOf(rows).write(tx.db); err != nil {
-			return err
-		}
-		for i := range rows {
-			if d := utcDay(rows[i].CreatedAt); d != l.day {
-				if err := l.flush(tx); err != nil {
-					return err
-				}
-				l.day = d
-			}
-			l.cubes.add(&rows[i])
-			l.r.add(&rows[i])
-		}
-		return nil
-	})
+		l.cubes.add(&rows[i])
+		l.r.add(&rows[i])
+	}
+	return nil
 }
 
 // Flush writes the sums held.
