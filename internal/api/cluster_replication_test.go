@@ -243,6 +243,18 @@ func TestClusterReplicatesSettingsAndOrders(t *testing.T) {
 		u, _ := userOn(t, r, uid)
 		return ok && m["status"] == 1.0 && m["pay_trade_no"] == "WIRE-REPL" && u.Quota == 12_000_000
 	})
+	// The payment it records (received_payments, keyed by the order's id)
+	// reaches every node: each node's revenue reconciles with its orders.
+	c.onAll(t, "the received payment", func(r *apptest.Client) bool {
+		var ov struct {
+			Reconciliation struct {
+				Received float64 `json:"received"`
+				Balanced bool    `json:"balanced"`
+			} `json:"reconciliation"`
+		}
+		r.OK("GET", "/api/admin/dashboard/overview", nil).Decode(t, &ov)
+		return ov.Reconciliation.Received == 10 && ov.Reconciliation.Balanced
+	})
 
 	// A plan order on node 1, paid on node 2: its subscription reaches all.
 	plan := createPlan(t, c.roots[0], planBody("ordered", "price", 30))

@@ -180,7 +180,7 @@ func (tx *txn) applyEvent(ev Event) error {
 	if t.appendOnly {
 		return tx.applyAppend(t, ev)
 	}
-	if t.keyColumn == "id" && ev.PK <= 0 || t.keyColumn != "id" && (ev.Key == "" || !store.ValidText(ev.Key)) {
+	if t.integerKey() && ev.PK <= 0 || !t.integerKey() && (ev.Key == "" || !store.ValidText(ev.Key)) {
 		return fmt.Errorf("no row key: %w", errSkip)
 	}
 	key := t.rowKey(ev.PK, ev.Key)

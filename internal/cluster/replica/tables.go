@@ -22,6 +22,10 @@ type replicated struct {
 	model any
 	// keyColumn is the primary key: "id", or "option_key" for options.
 	keyColumn string
+	// intKey marks a key column other than "id" that is an integer (the
+	// change's ID, not its Key, names the row): received_payments'
+	// order_id.
+	intKey bool
 	// counters are the balance and usage columns: they replicate as delta
 	// events only, so an UPDATE event leaves them alone on the receiver.
 	counters []string
@@ -44,7 +48,7 @@ var replicatedTables = []*replicated{
 	{name: "plans", model: &store.Plan{}, keyColumn: "id"},
 	{name: "user_plans", model: &store.UserPlan{}, keyColumn: "id"},
 	{name: "orders", model: &store.Order{}, keyColumn: "id"},
-	{name: "received_payments", model: &store.ReceivedPayment{}, keyColumn: "order_id"},
+	{name: "received_payments", model: &store.ReceivedPayment{}, keyColumn: "order_id", intKey: true},
 	{name: "payment_exceptions", model: &store.PaymentException{}, keyColumn: "id"},
 	{name: "redemptions", model: &store.Redemption{}, keyColumn: "id"},
 	{name: "logs", model: &store.Log{}, keyColumn: "id", appendOnly: true},
@@ -169,9 +173,13 @@ func (t *replicated) fill(row any, cols map[string]any) error {
 	return nil
 }
 
+// integerKey reports whether rows are named by an integer key (the
+// change's ID) rather than a text one (its Key).
+func (t *replicated) integerKey() bool { return t.keyColumn == "id" || t.intKey }
+
 // rowKey is the key of a row as cluster_versions stores it.
 func (t *replicated) rowKey(id int64, key string) string {
-	if t.keyColumn == "id" {
+	if t.integerKey() {
 		return strconv.FormatInt(id, 10)
 	}
 	return key
@@ -179,7 +187,7 @@ func (t *replicated) rowKey(id int64, key string) string {
 
 // keyValue is the key for a WHERE clause.
 func (t *replicated) keyValue(id int64, key string) any {
-	if t.keyColumn == "id" {
+	if t.integerKey() {
 		return id
 	}
 	return key
