@@ -5,11 +5,13 @@ import { html } from './html.js';
 
 const listeners = new Set();
 
+// navigate goes to path, which may carry a query (/profile?bound=oidc):
+// pages are chosen by the path alone, the query stays in location.search.
 export function navigate(path, { replace = false } = {}) {
-  if (path === location.pathname) return;
+  if (path === location.pathname + location.search) return;
   if (replace) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
-  listeners.forEach((f) => f(path));
+  listeners.forEach((f) => f(location.pathname));
 }
 
 // usePath is the current path; the component re-renders when it changes.

@@ -65,13 +65,15 @@ export const routes = [
   { path: '/admin/logs', label: 'nav.adminLogs', role: ROLE_ADMIN, group: 'admin', page: AdminLogs },
 ];
 
-// guestRoutes are shown only when logged out.
+// guestRoutes are shown only when logged out, except those marked any:
+// the provider callbacks, which a logged-in user reaches when binding a
+// provider from the profile page.
 export const guestRoutes = [
   { path: '/login', label: 'login.title', page: Login },
   { path: '/register', label: 'register.title', page: Register },
   // Account pages reached by links (issue 31): provider callbacks, the mailed reset link.
-  { path: '/oauth/oidc', label: 'login.title', page: OIDCCallback },
-  { path: '/oauth/github', label: 'login.title', page: GitHubCallback },
+  { path: '/oauth/oidc', label: 'login.title', page: OIDCCallback, any: true },
+  { path: '/oauth/github', label: 'login.title', page: GitHubCallback, any: true },
   { path: '/user/reset', label: 'reset.title', page: ResetPassword },
 ];
 
