@@ -165,7 +165,7 @@ func TestBrowserRootManagesUsersAndCodes(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#topup-form input[name="amount"]`), "12.5"),
 		chromedp.SendKeys(chromedp.CSS(`#topup-form textarea[name="remark"]`), "browser remark"),
 		chromedp.Click(chromedp.CSS(`#topup-form button[type="submit"]`)))
-	p.waitText("[role=status]", "credited to bob")
+	p.waitText("#toasts", "credited to bob")
 	p.waitText(`tr[data-user="bob"] .balance`, "¥12.50")
 	p.screenshot("admin-users")
 	self := bobSelf(t, bob)

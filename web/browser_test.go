@@ -48,7 +48,7 @@ func TestBrowserRootNavigationLanguageAndTheme(t *testing.T) {
 		t.Errorf("theme after one toggle = %q, want light", got)
 	}
 	p.do("toggle the theme", chromedp.Click(chromedp.CSS("#theme")))
-	p.waitText("#theme", "Dark theme")
+	p.waitText("#theme", "Use the system theme") // the button names its action
 	p.screenshot("admin-overview-dark")
 
 	if missing := p.missingLabels(); len(missing) > 0 {
@@ -146,7 +146,7 @@ func TestBrowserUserCreatesCopiesAndUsesAKey(t *testing.T) {
 	light := eval[string](p, `getComputedStyle(document.documentElement).getPropertyValue('--chart-1').trim()`)
 	p.click("#theme") // system → light
 	p.click("#theme") // light → dark
-	p.waitText("#theme", "Dark theme")
+	p.waitText("#theme", "Use the system theme") // the button names its action
 	if dark := eval[string](p, `getComputedStyle(document.documentElement).getPropertyValue('--chart-1').trim()`); dark == light {
 		t.Fatalf("--chart-1 is %s in both themes", dark)
 	}
