@@ -75,14 +75,14 @@ export function Users({ session }) {
             <td>${u.group}</td><td class="balance">${money(u.quota, perUnit)}</td><td>${money(u.used_quota, perUnit)}</td>
             <td>${count(u.request_count)}</td>
             <td class="actions">${manageable && html`
-              <button type="button" class="edit" onClick=${() => open('edit', u)}>${t('action.edit')}</button>
-              <button type="button" class="reset-password" onClick=${() => open('password', u)}>${t('users.resetPassword')}</button>
-              <button type="button" class="topup" onClick=${() => open('topup', u)}>${t('users.topup')}</button>
-              <button type="button" onClick=${() => manage(u, u.status === 1 ? 'disable' : 'enable')}>
+              <button type="button" class="toggle" onClick=${() => manage(u, u.status === 1 ? 'disable' : 'enable')}>
                 ${u.status === 1 ? t('action.disable') : t('action.enable')}</button>
               ${me.role >= ROOT && (u.role === 1
                 ? html`<button type="button" onClick=${() => manage(u, 'promote')}>${t('users.promote')}</button>`
-                : html`<button type="button" onClick=${() => manage(u, 'demote')}>${t('users.demote')}</button>`)}`}
+                : html`<button type="button" onClick=${() => manage(u, 'demote')}>${t('users.demote')}</button>`)}
+              <button type="button" class="edit" onClick=${() => open('edit', u)}>${t('action.edit')}</button>
+              <button type="button" class="reset-password" onClick=${() => open('password', u)}>${t('users.resetPassword')}</button>
+              <button type="button" class="topup" onClick=${() => open('topup', u)}>${t('users.topup')}</button>`}
             </td>
           </tr>`;
         })}
