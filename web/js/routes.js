@@ -1,7 +1,8 @@
 // Every page of the console, in navigation order. role is the least role
 // that sees it (1 user, 10 admin, 100 root: docs/api.md Roles); group
-// places it in the navigation, section in an administration section. Adding a page = one line here, one module
-// under pages/, its labels in i18n.js (docs/console.md).
+// places it in the navigation, section in an administration section.
+// Adding a page = one line here, one module under pages/, its labels in
+// i18n.js (docs/console.md).
 import { Dashboard } from './pages/dashboard.js';
 import { Keys } from './pages/keys.js';
 import { Redeem } from './pages/redeem.js';
