@@ -29,6 +29,10 @@ export function usePath() {
   return path;
 }
 
+// queryParam is a parameter of the address's query ("" when absent): the
+// users page links to other pages filtered by one user this way.
+export const queryParam = (k) => new URLSearchParams(location.search).get(k) || '';
+
 // Link is an <a> that navigates in place; modified clicks (new tab) and
 // other buttons keep the browser's behaviour.
 export function Link({ href, children, ...rest }) {
