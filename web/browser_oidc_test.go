@@ -193,7 +193,8 @@ func TestBrowserShowsInvitations(t *testing.T) {
 	p.fill(`form .field:nth-of-type(2) input`, "password-ivan")
 	p.fill(`form .field:nth-of-type(3) input`, "password-ivan")
 	p.click(`form button[type="submit"]`)
-	p.waitText("[role=status]", "Your account is ready")
+	p.waitText("h1", "Dashboard")
+	p.waitText("#toasts", "Welcome, ivan")
 
 	ivan := e.Client()
 	ivan.Login("ivan", "password-ivan")
