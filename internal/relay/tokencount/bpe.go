@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/dlclark/regexp2/v2"
 )
@@ -30,23 +31,35 @@ const (
 	cl100kPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
-// loadEncoding decodes a vocabulary written by gen_vocab.go: a uvarint
-// token count, one length byte per token in rank order, then the tokens'
-// bytes in the same order. The tokens are slices of one string, so the
-// map's keys cost no allocation each.
-func loadEncoding(compressed []byte, pattern string) (*encoding, error) {
-	raw, err := io.ReadAll(flate.NewReader(bytes.NewReader(compressed)))
-	if err != nil {
+// loadEncoding decodes a vocabulary written by gen_vocab.go: its inflated
+// length, then, compressed, a uvarint token count, one length byte per
+// token in rank order, and the tokens' bytes in the same order. It is
+// inflated into one string of that length, and the tokens are slices of
+// it: one allocation for all the map's keys, and no garbage of a growing
+// buffer left in the heap of an idle gateway.
+func loadEncoding(data []byte, pattern string) (*encoding, error) {
+	size, k := binary.Uvarint(data)
+	if k <= 0 || size > 64<<20 {
+		return nil, errors.New("vocabulary: bad length")
+	}
+	var sb strings.Builder
+	sb.Grow(int(size))
+	if _, err := io.Copy(&sb, flate.NewReader(bytes.NewReader(data[k:]))); err != nil {
 		return nil, fmt.Errorf("inflate vocabulary: %w", err)
 	}
-	n, k := binary.Uvarint(raw)
+	if uint64(sb.Len()) != size {
+		return nil, errors.New("vocabulary: length differs from its header")
+	}
+	raw := sb.String()
+	n, k := binary.Uvarint([]byte(raw[:min(len(raw), binary.MaxVarintLen64)]))
 	if k <= 0 || n > uint64(len(raw)-k) || n > math.MaxUint32 {
 		return nil, errors.New("vocabulary: bad token count")
 	}
-	lens, body := raw[k:k+int(n)], string(raw[k+int(n):])
+	lens, body := raw[k:k+int(n)], raw[k+int(n):]
 	ranks := make(map[string]uint32, n)
 	off := 0
-	for rank, l := range lens {
+	for rank := range len(lens) {
+		l := lens[rank]
 		if off+int(l) > len(body) {
 			return nil, errors.New("vocabulary: truncated")
 		}

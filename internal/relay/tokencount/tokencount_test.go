@@ -3,6 +3,7 @@ package tokencount
 import (
 	"bytes"
 	"compress/flate"
+	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -133,14 +134,17 @@ func TestCountsMatchLibrary(t *testing.T) {
 // A corrupt vocabulary is refused, not loaded short or shifted.
 func TestLoadEncodingRejectsCorruptVocabulary(t *testing.T) {
 	deflate := func(raw []byte) []byte {
-		var b bytes.Buffer
-		w, _ := flate.NewWriter(&b, flate.BestSpeed)
+		b := bytes.NewBuffer(binary.AppendUvarint(nil, uint64(len(raw))))
+		w, _ := flate.NewWriter(b, flate.BestSpeed)
 		w.Write(raw)
 		w.Close()
 		return b.Bytes()
 	}
 	tests := map[string][]byte{
-		"not flate":       []byte("plain bytes"),
+		"no length":       nil,
+		"huge length":     binary.AppendUvarint(nil, 1<<40),
+		"not flate":       append(binary.AppendUvarint(nil, 11), "plain bytes"...),
+		"short of length": append(binary.AppendUvarint(nil, 9), deflate([]byte{0x02, 1, 1, 'a', 'b'})[1:]...),
 		"empty":           deflate(nil),
 		"count too large": deflate([]byte{0x05, 1, 1}),
 		"truncated":       deflate([]byte{0x02, 1, 2, 'a', 'b'}),
