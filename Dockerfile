@@ -6,7 +6,10 @@
 
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
+# third_party/gorm is a replaced module (docs/dependencies.md): go mod
+# download reads its go.mod.
 COPY go.mod go.sum ./
+COPY third_party ./third_party
 RUN go mod download
 COPY . .
 ARG VERSION=dev

@@ -1,0 +1,3 @@
+package clause
+
+type With struct{}
