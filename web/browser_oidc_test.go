@@ -195,6 +195,8 @@ func TestBrowserShowsInvitations(t *testing.T) {
 	p.click(`form button[type="submit"]`)
 	p.waitText("h1", "Dashboard")
 	p.waitText("#toasts", "Welcome, ivan")
+	p.click(`#logout`) // before ivan's API session: logging out ends the user's sessions
+	p.waitText("h1", "Log in")
 
 	ivan := e.Client()
 	ivan.Login("ivan", "password-ivan")
