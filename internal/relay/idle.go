@@ -53,15 +53,20 @@ type streamIdle struct {
 // Call stop when the stream loop is done.
 func (c *call) watchIdle() *streamIdle {
 	w := &streamIdle{after: c.rl.Options.Current().StreamIdle}
-	cancel := c.up.cancel
-	w.timer = c.rl.AfterFunc(w.after, func() {
+	w.timer = c.rl.AfterFunc(w.after, w.onTimeout(c.up.cancel))
+	return w
+}
+
+// onTimeout is the timer's function: it cancels the upstream unless the
+// loop is writing to the client.
+func (w *streamIdle) onTimeout(cancel func()) func() {
+	return func() {
 		if w.writing.Load() {
-			return // reading re-arms it once the write is done
+			return // reading re-arms the timer once the write is done
 		}
 		w.fired.Store(true)
 		cancel()
-	})
-	return w
+	}
 }
 
 // event marks an upstream event that is progress: until reading, the loop
