@@ -90,6 +90,9 @@ type App struct {
 	// clock is the time of subscriptions and their limit windows in the
 	// relay (Now); tests move it (SetClock).
 	clock atomic.Pointer[func() time.Time]
+	// timers starts the relay's stream idle timers; tests fire fakes
+	// (SetAfterFunc).
+	timers atomic.Pointer[func(time.Duration, func()) relay.Timer]
 	// mailer sends account mails (SetMailSender); nil: the default.
 	mailer atomic.Pointer[mail.Sender]
 
@@ -142,6 +145,20 @@ func (a *App) mailSender() *mail.Sender {
 // SetClock makes now the clock of subscriptions and plan limits (Now), so a
 // test can move through the limit windows instead of sleeping.
 func (a *App) SetClock(now func() time.Time) { a.clock.Store(&now) }
+
+// SetAfterFunc makes f the starter of the relay's stream idle timers, so a
+// test fires a stream's idle timeout instead of waiting for it. Streams
+// begun before keep their timers.
+func (a *App) SetAfterFunc(f func(time.Duration, func()) relay.Timer) { a.timers.Store(&f) }
+
+// afterFunc starts a stream idle timer: time.AfterFunc unless a test set
+// another.
+func (a *App) afterFunc(d time.Duration, f func()) relay.Timer {
+	if p := a.timers.Load(); p != nil {
+		return (*p)(d, f)
+	}
+	return time.AfterFunc(d, f)
+}
 
 // New opens the database, applies migrations, creates the root user on first
 // start and builds the handlers. Close releases what it opened.
@@ -210,7 +227,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		}
 	}
 	a.relay, err = relay.New(ctx, relay.Deps{Store: st, Ledger: a.ledger, Options: a.Options, Log: log, ReloadEvery: cfg.ConfigPollInterval,
-		BodyReadTimeout: cfg.BodyReadTimeout, ErrorLogs: a.errLogs, Now: a.Now, Limits: a.limits})
+		BodyReadTimeout: cfg.BodyReadTimeout, ErrorLogs: a.errLogs, Now: a.Now, AfterFunc: a.afterFunc, Limits: a.limits})
 	if err != nil {
 		a.ledger.Close(ctx)
 		st.Close()

@@ -49,6 +49,11 @@ const (
 	// stream after its client left, for the usage the upstream reports at
 	// the end; 0 cancels the upstream at once (docs/relay.md).
 	StreamDrainSeconds = "StreamDrainSeconds"
+	// StreamIdleTimeoutSeconds ends an upstream stream that sent no event
+	// (SSE comments and keep-alive pings do not count) for that long, with
+	// an error event to the client; it cannot be turned off, so every
+	// stream is bounded (docs/relay.md, Time bounds).
+	StreamIdleTimeoutSeconds = "StreamIdleTimeoutSeconds"
 	// BillingOverrunAllowed turns strict billing off: a call may then cost
 	// more than it held, and a balance may end up to one call below zero
 	// (docs/decisions/relay-billing.md).
@@ -114,6 +119,7 @@ type Snapshot struct {
 	RelayBodyBudget  int64 // bytes
 	DefaultMaxTokens int64
 	StreamDrain      time.Duration
+	StreamIdle       time.Duration
 	// BillingOverrunAllowed: false (the default) is strict billing.
 	BillingOverrunAllowed bool
 	// ErrorLogRetention is 0 when error logs are never swept.
@@ -187,6 +193,11 @@ var definitions = map[string]definition{
 	StreamDrainSeconds: {"5", func(s *Snapshot, v string) error {
 		n, err := parseRange(v, 0, 300)
 		s.StreamDrain = time.Duration(n) * time.Second
+		return err
+	}},
+	StreamIdleTimeoutSeconds: {"300", func(s *Snapshot, v string) error {
+		n, err := parseRange(v, 1, 86400)
+		s.StreamIdle = time.Duration(n) * time.Second
 		return err
 	}},
 	BillingOverrunAllowed: {"false", func(s *Snapshot, v string) (err error) {

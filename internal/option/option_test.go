@@ -63,7 +63,7 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 	}
 	want := map[string]string{GroupRateLimits: "{}", RateLimitFailClosed: "false", NewUserQuota: "500", RegisterEnabled: "true", SystemName: "modelgate",
 		RetryTimes: "2", ChannelCooldownSeconds: "60", RelayMaxBodyMB: "32", RelayBodyBudgetMB: "256", DefaultCompletionSize: "16384",
-		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", ChannelRecheckMinutes: "10", MessageLanguage: "zh",
+		BillingOverrunAllowed: "false", StreamDrainSeconds: "5", StreamIdleTimeoutSeconds: "300", ChannelRecheckMinutes: "10", MessageLanguage: "zh",
 		ErrorLogRetentionDays: "7", LogRetentionDays: "0", ChannelBreakerEnabled: "true", ChannelBreakerWindowSeconds: "60",
 		ChannelBreakerMinCalls: "10", ChannelBreakerErrorRatePercent: "50", ChannelBreakerConsecutiveFailures: "5",
 		ChannelBreakerCooldownSeconds: "30", ChannelBreakerMaxCooldownSeconds: "600", TopupEnabled: "false", TopupAllowCustom: "false", TopupExchangeRate: "1", TopupPresets: "[]",
@@ -80,6 +80,9 @@ func TestDefaultsAndStoredValues(t *testing.T) {
 	}
 	wantBreaker := breaker.Config{Enabled: true, Window: time.Minute, MinCalls: 10, ErrorRatePercent: 50, Consecutive: 5,
 		CoolDown: 30 * time.Second, MaxCoolDown: 10 * time.Minute}
+	if cur.StreamIdle != 5*time.Minute {
+		t.Fatalf("stream idle timeout %v, want the documented 300 s", cur.StreamIdle)
+	}
 	if cur.Breaker != wantBreaker || cur.ChannelRecheck != 10*time.Minute {
 		t.Fatalf("breaker %+v, recheck %v: want the documented defaults (recheck on, every 10 minutes)", cur.Breaker, cur.ChannelRecheck)
 	}
@@ -116,6 +119,12 @@ func TestSet(t *testing.T) {
 		{ChannelBreakerCooldownSeconds, "0", "配置项 ChannelBreakerCooldownSeconds 的值无效: 必须是 1 到 86400 之间的整数"},
 		{ChannelBreakerMaxCooldownSeconds, "86400", ""},
 		{ChannelBreakerMaxCooldownSeconds, "9223372036854775808", "配置项 ChannelBreakerMaxCooldownSeconds 的值无效: 必须是 1 到 86400 之间的整数"},
+		// A stream idle timeout cannot be off: every stream is bounded.
+		{StreamIdleTimeoutSeconds, "1", ""},
+		{StreamIdleTimeoutSeconds, "86400", ""},
+		{StreamIdleTimeoutSeconds, "0", "配置项 StreamIdleTimeoutSeconds 的值无效: 必须是 1 到 86400 之间的整数"},
+		{StreamIdleTimeoutSeconds, "-5", "配置项 StreamIdleTimeoutSeconds 的值无效: 必须是 1 到 86400 之间的整数"},
+		{StreamIdleTimeoutSeconds, "86401", "配置项 StreamIdleTimeoutSeconds 的值无效: 必须是 1 到 86400 之间的整数"},
 		{MessageLanguage, "en", ""},
 		{MessageLanguage, "zh", ""},
 		{MessageLanguage, "EN", "配置项 MessageLanguage 的值无效: 必须是 zh 或 en"},

@@ -35,7 +35,9 @@ type ErrorLogWriter interface {
 //     concerns the request, not the channel): one row with its channel,
 //     status and beginning (code upstream_error);
 //   - a stream broken mid-way (status 200 was sent): one row, code
-//     stream_broken, next to the call's consume log.
+//     stream_broken, next to the call's consume log; a stream the relay
+//     ended because its upstream went quiet: code stream_idle_timeout
+//     (idle.go).
 //
 // Failures before a key is identified (no key, an unknown key) are not
 // recorded: there is no user to file them under, and anyone could fill the

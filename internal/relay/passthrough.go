@@ -142,19 +142,29 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 
 	var seen bytes.Buffer // event data, for counting tokens when no usage comes
 	found := false
+	idle := c.watchIdle()
+	defer idle.stop()
+	var relayed int64 // events written: a Responses error event's sequence_number
 	rd := sse.NewReader(resp.Body, maxEvent)
 	for {
+		idle.reading()
 		ev, err := rd.Next()
-		if err == io.EOF {
+		if err == io.EOF && !idle.timedOut() {
 			break
 		}
 		if err != nil {
 			if !d.left() { // after the client left, the grace's end cuts the stream
-				writeStreamError(c.w, c.streamBroken(err))
+				msg := c.streamFailure(err, idle)
+				if c.ep.responses {
+					writeResponsesError(c.w, msg, relayed)
+				} else {
+					writeStreamError(c.w, msg)
+				}
 				rc.Flush()
 			}
 			break
 		}
+		idle.event()
 		if usage, ok := usageFromEvent(c.ep.usage, ev); ok {
 			c.usage, found = usage, true
 			if d.left() {
@@ -174,6 +184,7 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 			d.leave()
 			continue
 		}
+		relayed++
 		rc.Flush()
 	}
 	c.finishUnreported(found, &seen)

@@ -51,6 +51,9 @@ type Deps struct {
 	// Now is the clock of subscriptions and their limit windows; nil is
 	// time.Now (tests move it instead of sleeping).
 	Now func() time.Time
+	// AfterFunc starts the streams' idle timers (idle.go); nil is
+	// time.AfterFunc (tests fire fakes instead of waiting).
+	AfterFunc func(d time.Duration, f func()) Timer
 	// Limits enforces the keys' and groups' rate limits; nil counts in
 	// this process's memory.
 	Limits *ratelimit.Limiter
@@ -110,6 +113,9 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.AfterFunc == nil {
+		d.AfterFunc = afterFunc
 	}
 	if d.Limits == nil {
 		d.Limits = ratelimit.New(ratelimit.Config{Log: d.Log})

@@ -60,13 +60,20 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 	}
 	var failure error
 	finished := false
+	idle := c.watchIdle()
+	defer idle.stop()
 	id, created := "chatcmpl-"+c.requestID, time.Now().Unix() // every chunk of a stream has the same
 	for !finished {
+		idle.reading()
 		chunks, done, err := src.Next()
+		if err == nil && done && idle.timedOut() {
+			err = io.ErrUnexpectedEOF // the end of a cancelled read, not the stream's own
+		}
 		if err != nil {
 			failure = err
 			break
 		}
+		idle.event()
 		finished = done
 		for i := range chunks {
 			chunks[i].Model = c.meta.model
@@ -97,7 +104,7 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 		return nil
 	}
 	if failure != nil {
-		msg := c.streamBroken(failure)
+		msg := c.streamFailure(failure, idle)
 		if rs != nil {
 			c.writeEvents(rs.Fail(msg))
 		} else {
@@ -248,15 +255,21 @@ func (c *call) streamAnthropic(resp *http.Response) error {
 	rc.Flush()
 	obs := anthropic.NewChatStream(c.meta.model, 0)
 	var seen bytes.Buffer
+	idle := c.watchIdle()
+	defer idle.stop()
 	rd := sse.NewReader(resp.Body, maxEvent)
 	for {
+		idle.reading()
 		ev, err := rd.Next()
 		if err != nil {
-			if err != io.EOF && !d.left() {
-				c.writeStreamFailure(c.streamBroken(err))
+			if (err != io.EOF || idle.timedOut()) && !d.left() {
+				c.writeStreamFailure(c.streamFailure(err, idle))
 				rc.Flush()
 			}
 			break
+		}
+		if ev.Name != anthropic.EventPing { // a keep-alive is no progress
+			idle.event()
 		}
 		obs.Observe(ev)
 		if seen.Len() < maxFallbackText {

@@ -93,19 +93,27 @@ type chunkSource struct {
 	s  *ChatStream
 }
 
+// Next skips ping events: they carry nothing, and a stream of nothing but
+// pings is idle (the relay's StreamIdleTimeoutSeconds counts from the last
+// event Next returned).
 func (s *chunkSource) Next() ([]openai.ChatChunk, bool, error) {
-	ev, err := s.rd.Next()
-	if err == io.EOF {
-		if s.s.Done() {
-			return nil, true, nil
+	for {
+		ev, err := s.rd.Next()
+		if err == io.EOF {
+			if s.s.Done() {
+				return nil, true, nil
+			}
+			return nil, false, io.ErrUnexpectedEOF
 		}
-		return nil, false, io.ErrUnexpectedEOF
+		if err != nil {
+			return nil, false, err
+		}
+		if ev.Name == EventPing {
+			continue
+		}
+		chunks, err := s.s.Convert(ev)
+		return chunks, false, err
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	chunks, err := s.s.Convert(ev)
-	return chunks, false, err
 }
 
 func (s *chunkSource) Usage() openai.Usage { return s.s.Usage() }

@@ -232,6 +232,9 @@ func (s *chunkSource) Next() ([]openai.ChatChunk, bool, error) {
 			if err != nil {
 				return nil, false, err
 			}
+			if ev.Name == anthropic.EventPing {
+				continue // a keep-alive, no progress (the relay's idle timeout)
+			}
 			if s.claude == nil {
 				s.claude = anthropic.NewChatStream(s.model, s.created)
 			}

@@ -136,3 +136,37 @@ func TestStreamExceptionIsClassified(t *testing.T) {
 		}
 	}
 }
+
+// Claude's ping events are keep-alives: the chunk source reads past them,
+// so each Next is progress (the relay's stream idle timeout counts from
+// the last one).
+func TestChatStreamReadsPastPings(t *testing.T) {
+	events := []string{
+		`{"type":"message_start","message":{"usage":{"input_tokens":9,"output_tokens":1}}}`,
+		`{"type":"ping"}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}`,
+		`{"type":"ping"}`,
+		`{"type":"ping"}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4}}`,
+		`{"type":"message_stop"}`,
+	}
+	var body []byte
+	for _, e := range events {
+		body = append(body, chunk(t, e)...)
+	}
+	src := bedrock.Dialect{}.ChatStream(bytes.NewReader(body), "m", "id", 1)
+	steps := 0
+	for {
+		_, done, err := src.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			break
+		}
+		steps++
+	}
+	if steps != 4 {
+		t.Fatalf("Next returned %d times before the end, want 4 (the events that are not pings)", steps)
+	}
+}

@@ -132,6 +132,9 @@ func JoinURL(base, path string) string {
 type ChunkSource interface {
 	// Next returns the chunks of the next event; done at the stream's
 	// proper end; an error when the stream broke or reported an error.
+	// It returns only for events that are progress: comments and
+	// keep-alive pings are read past (the relay's stream idle timeout
+	// counts from the last return).
 	Next() (chunks []ChatChunk, done bool, err error)
 	Usage() Usage
 	// Final reports whether the upstream's final usage report came.
