@@ -1,0 +1,21 @@
+package logtext_test
+
+import (
+	"testing"
+
+	"github.com/modelgate/modelgate/internal/logtext"
+	"github.com/modelgate/modelgate/internal/msgtext"
+	"github.com/modelgate/modelgate/internal/store"
+)
+
+// TestStoreTypes pins the row types logtext repeats (it sits below store):
+// a consume row and an error row render as such.
+func TestStoreTypes(t *testing.T) {
+	consume := "按次 1 元, 分组倍率 1"
+	if got := logtext.Render(msgtext.English, store.LogConsume, consume); got != "per request ¥1, group ratio 1" {
+		t.Errorf("consume row: %q", got)
+	}
+	if got := logtext.Render(msgtext.English, store.LogError, "用户不存在"); got != "user not found" {
+		t.Errorf("error row: %q", got)
+	}
+}
