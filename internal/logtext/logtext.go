@@ -63,7 +63,7 @@ type kind struct {
 var kinds = []kind{
 	{AdminTopup, []arg{text, quota}, "管理员 %[1]s 充值 %[2]s", "Admin %[1]s topped up %[2]s"},
 	{AdminTopupRemark, []arg{text, quota, text}, "管理员 %[1]s 充值 %[2]s,备注: %[3]s", "Admin %[1]s topped up %[2]s, remark: %[3]s"},
-	{AdminSetQuota, []arg{text, quota, quota}, "管理员 %[1]s 将用户余额从 %[2]s 修改为 %[3]s", "Admin %[1]s changed the balance from %[2]s to %[3]s"},
+	{AdminSetQuota, []arg{text, quota, quota}, "管理员 %[1]s 将用户额度从 %[2]s 修改为 %[3]s", "Admin %[1]s changed the balance from %[2]s to %[3]s"},
 	{AdminOption, []arg{text, text, text}, "管理员 %[1]s 修改配置 %[2]s = %[3]s", "Admin %[1]s set option %[2]s = %[3]s"},
 	{AdminOptionSecret, []arg{text, text}, "管理员 %[1]s 修改配置 %[2]s", "Admin %[1]s changed option %[2]s"},
 	{AdminPayment, []arg{text, text}, "管理员 %[1]s 修改支付通道 %[2]s", "Admin %[1]s changed payment channel %[2]s"},
