@@ -193,7 +193,8 @@ func TestBrowserUserCreatesCopiesAndUsesAKey(t *testing.T) {
 	}
 }
 
-// An API failure is shown as the server sent it.
+// An API failure is shown as the server sent it, in the page's language
+// (the console asks for it with Accept-Language).
 func TestBrowserShowsAPIMessages(t *testing.T) {
 	p := newPage(t)
 	e := apptest.New(t)
@@ -204,6 +205,6 @@ func TestBrowserShowsAPIMessages(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "not-the-password"),
 		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
 	)
-	p.waitText("[role=alert]", "用户名或密码错误,或用户已被封禁")
+	p.waitText("[role=alert]", "wrong username or password, or the user is banned")
 	p.screenshot("login-failed")
 }
