@@ -8,8 +8,8 @@ import (
 	"github.com/modelgate/modelgate/internal/msgtext"
 )
 
-// quotaPerUnit is how much quota makes one CNY (pricing.QuotaPerUnit,
-// DESIGN.md §4; pricing sits above this package).
+// quotaPerUnit is how much quota makes one CNY (pricing.QuotaPerUnit;
+// pricing sits above this package, so the value is repeated).
 const quotaPerUnit = 1_000_000
 
 // Money is quota in CNY as the console shows it: "¥1,234.50", up to six

@@ -5,6 +5,7 @@ import (
 
 	"github.com/modelgate/modelgate/internal/logtext"
 	"github.com/modelgate/modelgate/internal/msgtext"
+	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -17,5 +18,13 @@ func TestStoreTypes(t *testing.T) {
 	}
 	if got := logtext.Render(msgtext.English, store.LogError, "用户不存在"); got != "user not found" {
 		t.Errorf("error row: %q", got)
+	}
+}
+
+// TestQuotaPerUnit pins the CNY unit logtext repeats: one unit of
+// pricing's quota reads ¥1.00.
+func TestQuotaPerUnit(t *testing.T) {
+	if got := logtext.Money(msgtext.English, pricing.QuotaPerUnit); got != "¥1.00" {
+		t.Errorf("Money(pricing.QuotaPerUnit) = %q", got)
 	}
 }
