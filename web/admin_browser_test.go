@@ -77,7 +77,9 @@ func TestBrowserRootCreatesChannelAndPriceThenRelays(t *testing.T) {
 	p.fill(`#channel-form textarea[name="model_mapping"]`, `{"browser-model": "upstream-model"}`)
 	p.screenshot("admin-channel-form")
 	p.click(`#channel-form button[type="submit"]`)
-	p.waitText("#channels", "browser channel")
+	// The confirmation and the row's mark stay TOAST_MS: checked first.
+	p.waitText("#toasts", "Channel browser channel saved.")
+	p.waitText(`tr.saved[data-channel="browser channel"]`, "browser channel")
 
 	p.click(`tr[data-channel="browser channel"] button.test`)
 	p.waitText(`tr[data-channel="browser channel"] .test-result.error`, "channel test failed")
@@ -110,7 +112,8 @@ func TestBrowserRootCreatesChannelAndPriceThenRelays(t *testing.T) {
 	p.fill(`#model-price-form input[name="input_price"]`, "2")
 	p.fill(`#model-price-form input[name="output_price"]`, "8")
 	p.click(`#model-price-form button[type="submit"]`)
-	p.waitText(`#model-prices tr[data-model="browser-model"]`, "Per token")
+	p.waitText("#toasts", "Price browser-model saved.")
+	p.waitText(`#model-prices tr.saved[data-model="browser-model"]`, "Per token")
 	p.screenshot("admin-prices")
 
 	resp := e.Call(key, "POST", "/v1/chat/completions", chat("browser-model"))
@@ -165,7 +168,7 @@ func TestBrowserRootManagesUsersAndCodes(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#topup-form input[name="amount"]`), "12.5"),
 		chromedp.SendKeys(chromedp.CSS(`#topup-form textarea[name="remark"]`), "browser remark"),
 		chromedp.Click(chromedp.CSS(`#topup-form button[type="submit"]`)))
-	p.waitText("[role=status]", "credited to bob")
+	p.waitText("#toasts", "credited to bob")
 	p.waitText(`tr[data-user="bob"] .balance`, "¥12.50")
 	p.screenshot("admin-users")
 	self := bobSelf(t, bob)
@@ -194,6 +197,7 @@ func TestBrowserRootManagesUsersAndCodes(t *testing.T) {
 	p.fill(`#codes-form input[name="count"]`, "5")
 	p.click(`#codes-form button[type="submit"]`)
 	p.waitText("#created-codes", "5 codes of 3 CNY")
+	p.waitText("#toasts", "5 codes of 3 CNY")
 	codes := strings.Fields(p.text("#created-codes pre"))
 	if len(codes) != 5 || len(codes[0]) != 32 {
 		t.Fatalf("created codes %q, want 5 of 32 characters", codes)

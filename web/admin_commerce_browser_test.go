@@ -64,7 +64,8 @@ func TestBrowserRootManagesPlansOrdersAndSubscriptions(t *testing.T) {
 	p.fill(`#plan-form textarea[name="features"]`, "fast")
 	p.screenshot("admin-plan-form")
 	p.click(`#plan-form button[type="submit"]`)
-	p.waitText("#admin-plans", "Browser plan")
+	p.waitText("#toasts", "Plan Browser plan saved.")
+	p.waitText(`tr.saved[data-plan="Browser plan"]`, "Browser plan")
 	p.waitText(`tr[data-plan="Browser plan"] .limits`, "model-a, model-b")
 
 	plans := apptest.OKData[[]planRow](root, "GET", "/api/plan/", nil)

@@ -54,7 +54,8 @@ func TestBrowserRootSettingsOptionsAndTopUsers(t *testing.T) {
 	p.waitText(`#options tr[data-option="RetryTimes"] [role=alert]`, "invalid value for option RetryTimes")
 	p.fill("#option-RetryTimes", "4")
 	p.click(`#options button[form="option-form"]`)
-	p.waitText(`#options tr[data-option="RetryTimes"] .value`, "4")
+	p.waitText("#toasts", "RetryTimes saved")
+	p.waitText(`#options tr.saved[data-option="RetryTimes"] .value`, "4")
 	p.waitText("[role=status]", "RetryTimes saved")
 	p.screenshot("admin-options")
 	if got := optionValue(t, e.Root(), "RetryTimes"); got != "4" {
@@ -96,6 +97,7 @@ func TestBrowserRootSettingsOptionsAndTopUsers(t *testing.T) {
 	}
 	p.click(`#topup-settings button[type="submit"]`)
 	p.waitText("#topup-settings .alert.ok[role=status]", "saved")
+	p.waitText("#toasts", "Top-up settings saved.")
 	e.Root().OK("GET", "/api/setting/topup", nil).Decode(t, &topup)
 	if len(topup.Presets) != 1 || topup.Presets[0].BonusQuota != 25000000 {
 		t.Errorf("top-up settings on the server after credit the price = %+v", topup)

@@ -13,7 +13,7 @@ import (
 )
 
 // A visitor registers with the code the page had mailed (local SMTP
-// server), then logs in with the new account.
+// server) and lands logged in; the new account logs in.
 func TestBrowserRegistersWithMailedCode(t *testing.T) {
 	p := newPage(t)
 	e := apptest.New(t)
@@ -39,6 +39,8 @@ func TestBrowserRegistersWithMailedCode(t *testing.T) {
 	code := regexp.MustCompile(`<strong>(\d{6})</strong>`).FindStringSubmatch(msgs[0].Data)[1]
 	p.fill(`form input[name="verification_code"]`, code)
 	p.click(`form button[type="submit"]`)
-	p.waitText("[role=status]", "Your account is ready")
+	// Registered, the visitor is logged in on the dashboard (issue 30 §1).
+	p.waitText("h1", "Dashboard")
+	p.waitText("#toasts", "Welcome, mona")
 	e.Client().Login("mona", "password-mona")
 }

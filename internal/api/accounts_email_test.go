@@ -242,6 +242,21 @@ func TestBindEmail(t *testing.T) {
 		t.Fatalf("email %q", self.Email)
 	}
 	m.e.Client().Fail("GET", "/api/oauth/email/bind?email=gil@example.com&code=1", nil, http.StatusUnauthorized, "")
+
+	// The status tells the console whether to offer binding: only while
+	// mail can be sent.
+	var st struct {
+		EmailBind bool `json:"email_bind"`
+	}
+	m.e.Client().OK("GET", "/api/status", nil).Decode(t, &st)
+	if !st.EmailBind {
+		t.Fatal("email_bind false with SMTP configured")
+	}
+	m.root.OK("PUT", "/api/option/", map[string]any{"key": "SMTPServer", "value": ""})
+	m.e.Client().OK("GET", "/api/status", nil).Decode(t, &st)
+	if st.EmailBind {
+		t.Fatal("email_bind true without an SMTP server")
+	}
 }
 
 func TestAccountRateLimits(t *testing.T) {

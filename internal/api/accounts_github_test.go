@@ -89,3 +89,59 @@ func TestGitHubSignIn(t *testing.T) {
 		t.Fatalf("user %d, want %d", again.ID, u.ID)
 	}
 }
+
+// A logged-in user binds a GitHub account from the profile page: the
+// callback answers "bind", the self view shows the bound id, that GitHub
+// account then logs into this user, and it cannot be bound to another.
+func TestGitHubBindsToLoggedInUser(t *testing.T) {
+	gh, grant := fakeGitHub(t, "gh-client", "gh-secret")
+	e := apptest.New(t, "GITHUB_OAUTH_BASE_URL", gh.URL, "GITHUB_API_BASE_URL", gh.URL)
+	root := e.Root()
+	for k, v := range map[string]any{"GitHubOAuthEnabled": true, "GitHubClientId": "gh-client", "GitHubClientSecret": "gh-secret"} {
+		root.OK("PUT", "/api/option/", map[string]any{"key": k, "value": v})
+	}
+	callback := func(c *apptest.Client, id int64, login string) *apptest.Response {
+		t.Helper()
+		var state string
+		c.OK("GET", "/api/oauth/state", nil).Decode(t, &state)
+		return c.Do("GET", "/api/oauth/github?code="+grant(id, login)+"&state="+state, nil)
+	}
+	var self struct {
+		ID       int64  `json:"id"`
+		GitHubID string `json:"github_id"`
+		OidcID   string `json:"oidc_id"`
+	}
+	kim, kimID := e.NewUser("kim", 1)
+	kim.OK("GET", "/api/user/self", nil).Decode(t, &self)
+	if self.GitHubID != "" || self.OidcID != "" {
+		t.Fatalf("fresh user shows bindings %+v", self)
+	}
+	if r := callback(kim, 777, "kim-gh"); !r.Success || r.Message != "bind" {
+		t.Fatalf("bind: %s", r.Raw)
+	}
+	kim.OK("GET", "/api/user/self", nil).Decode(t, &self)
+	if self.GitHubID != "777" || self.OidcID != "" {
+		t.Fatalf("after binding: %+v", self)
+	}
+	// The bound GitHub account logs into kim, and binding it again (kim
+	// is still logged in) is a plain login of kim.
+	var in struct{ ID int64 }
+	callback(e.Client(), 777, "kim-gh").Decode(t, &in)
+	if in.ID != kimID {
+		t.Fatalf("bound sign-in is user %d, want %d", in.ID, kimID)
+	}
+	if r := callback(kim, 777, "kim-gh"); !r.Success || r.Message == "bind" {
+		t.Fatalf("second bind of the same account: %s", r.Raw)
+	}
+	// Another user cannot take it, and keeps no binding.
+	lee, _ := e.NewUser("lee", 1)
+	if r := callback(lee, 777, "kim-gh"); r.Success || r.Message != api.MsgOAuthBoundToOther {
+		t.Fatalf("bind to another: %s", r.Raw)
+	}
+	lee.OK("GET", "/api/user/self", nil).Decode(t, &self)
+	if self.GitHubID != "" {
+		t.Fatalf("lee got %q", self.GitHubID)
+	}
+	// A forged state binds nothing.
+	kim.Fail("GET", "/api/oauth/github?code="+grant(778, "x")+"&state=forged", nil, http.StatusOK, api.MsgOAuthState)
+}

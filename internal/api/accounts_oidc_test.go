@@ -84,6 +84,14 @@ func TestOIDCCreatesLogsInAndBinds(t *testing.T) {
 	if r := o.signIn(t, mine); !r.Success || r.Message != "bind" {
 		t.Fatalf("bind: %s", r.Raw)
 	}
+	var judySelf struct {
+		OidcID   string `json:"oidc_id"`
+		GitHubID string `json:"github_id"`
+	}
+	mine.OK("GET", "/api/user/self", nil).Decode(t, &judySelf)
+	if judySelf.OidcID != "sub-2" || judySelf.GitHubID != "" {
+		t.Fatalf("self view after binding: %+v", judySelf)
+	}
 	var judy struct{ ID int64 }
 	o.signIn(t, o.e.Client()).Decode(t, &judy)
 	if judy.ID != id {

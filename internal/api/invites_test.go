@@ -66,11 +66,15 @@ func TestInvitationCreditsInviteeAtOnceAndInviterOnFirstPaidOrder(t *testing.T) 
 		})
 	}
 	wg.Wait()
+	inviter.OK("GET", "/api/user/self", nil).Decode(t, &me)
+	if me.Quota != 300_000 || me.AffRewards != 300_000 || me.AffCount != 2 {
+		t.Fatalf("inviter after the first paid order: %+v, want one reward of 300000", me)
+	}
 	second := topup(t, inv1, map[string]any{"amount": 1, "pay_method": "bank"})
 	root.OK("PUT", apptest.Path("/api/order/%d", second.Order.ID), map[string]any{"status": 1, "pay_method": "bank", "pay_trade_no": "W-2"})
 	inviter.OK("GET", "/api/user/self", nil).Decode(t, &me)
-	if me.Quota != 300_000 || me.AffRewards != 300_000 {
-		t.Fatalf("inviter after paid orders: %+v, want one reward of 300000", me)
+	if me.Quota != 300_000 || me.AffRewards != 300_000 || me.AffCount != 2 {
+		t.Fatalf("inviter after a second paid order: %+v, want the figures unchanged", me)
 	}
 	// The reward is a logged credit of the inviter.
 	logs := apptest.OKData[[]struct {

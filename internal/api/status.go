@@ -40,6 +40,9 @@ type statusResponse struct {
 	// GitHubOAuthURL is GITHUB_OAUTH_BASE_URL, where the console sends the
 	// browser to authorize.
 	GitHubOAuthURL string `json:"github_oauth_url"`
+	// EmailBind says mail can be sent (SMTP configured), so the profile
+	// page offers to bind an email address with a mailed code.
+	EmailBind bool `json:"email_bind"`
 }
 
 // status is the public settings a console needs and the readiness probe: it
@@ -72,5 +75,6 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) error {
 		GitHubOAuth:       opts.GitHub.Enabled,
 		GitHubClientID:    opts.GitHub.ClientID,
 		GitHubOAuthURL:    s.githubURLs().OAuth,
+		EmailBind:         opts.Accounts.SMTP.Configured(),
 	})
 }

@@ -292,11 +292,15 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 
 // ownView is the caller's own account with its invitations: how many users
 // registered with its aff_code, and the quota their first paid orders
-// earned it (issue 31 §4).
+// earned it (issue 31 §4); and the sign-in providers bound to it (one-api's
+// github_id and oidc_id, "" when none), so the profile page can offer to
+// bind the others.
 type ownView struct {
 	selfView
-	AffCount   int64 `json:"aff_count"`
-	AffRewards int64 `json:"aff_history_quota"`
+	AffCount   int64  `json:"aff_count"`
+	AffRewards int64  `json:"aff_history_quota"`
+	GitHubID   string `json:"github_id"`
+	OidcID     string `json:"oidc_id"`
 }
 
 func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) error {
@@ -305,7 +309,14 @@ func (s *Server) getSelf(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpx.OK(w, ownView{selfView: viewSelf(me), AffCount: st.Count, AffRewards: st.Reward})
+	v := ownView{selfView: viewSelf(me), AffCount: st.Count, AffRewards: st.Reward}
+	if me.GitHubID != nil {
+		v.GitHubID = *me.GitHubID
+	}
+	if me.OidcID != nil {
+		v.OidcID = *me.OidcID
+	}
+	return httpx.OK(w, v)
 }
 
 type updateSelfRequest struct {

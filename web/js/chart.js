@@ -83,6 +83,10 @@ export function Chart({ id, title, labels, series, kind = 'line', format = Strin
             };
           }),
         ],
+        // The legend names the series only: a live legend showed "Day: /
+        // Cost:" with empty values until the pointer was over the plot
+        // (issue 30 §3); the values are in the tables below the charts.
+        legend: { live: false },
         cursor: { drag: { x: false, y: false } },
       }, [xs, ...series.map((s) => s.values)], el);
     };

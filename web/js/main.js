@@ -43,7 +43,7 @@ function App() {
   };
   const guest = guestRoutes.find((r) => r.path === path);
   const route = routes.find((r) => r.path === path);
-  const target = user === null && !guest ? '/login' : user && (guest || path === '/') ? '/dashboard' : null;
+  const target = user === null && !guest ? '/login' : user && ((guest && !guest.any) || path === '/') ? '/dashboard' : null;
   useEffect(() => { if (status && target) navigate(target, { replace: true }); }, [status, target]);
   useEffect(() => {
     const r = guest || route;

@@ -5,11 +5,13 @@ import { html } from './html.js';
 
 const listeners = new Set();
 
+// navigate goes to path, which may carry a query (/profile?bound=oidc):
+// pages are chosen by the path alone, the query stays in location.search.
 export function navigate(path, { replace = false } = {}) {
-  if (path === location.pathname) return;
+  if (path === location.pathname + location.search) return;
   if (replace) history.replaceState(null, '', path);
   else history.pushState(null, '', path);
-  listeners.forEach((f) => f(path));
+  listeners.forEach((f) => f(location.pathname));
 }
 
 // usePath is the current path; the component re-renders when it changes.
@@ -26,6 +28,10 @@ export function usePath() {
   }, []);
   return path;
 }
+
+// queryParam is a parameter of the address's query ("" when absent): the
+// users page links to other pages filtered by one user this way.
+export const queryParam = (k) => new URLSearchParams(location.search).get(k) || '';
 
 // Link is an <a> that navigates in place; modified clicks (new tab) and
 // other buttons keep the browser's behaviour.

@@ -1,7 +1,7 @@
 // Small components every page uses: a labelled field, an error line, a
 // pager, a copy button. Each input gets a <label>, so screen readers and
 // the browser tests find it by its text.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { t } from './i18n.js';
 
@@ -54,3 +54,49 @@ export function CopyButton({ text }) {
     ${state === 'copied' ? t('copy.done') : state === 'failed' ? t('copy.failed') : t('copy.button')}
   </button>`;
 }
+
+// Save confirmations: notify(text) shows a toast at the foot of the page
+// for TOAST_MS (the layout renders <Toasts>); useFlash marks the saved
+// row for as long. Both outlive a reload of the list, so the reader sees
+// them after the form closed (issue 30 §1: at least 2 s).
+export const TOAST_MS = 4000;
+const toastListeners = new Set();
+let toastSeq = 0;
+
+export function notify(text, kind = 'ok') {
+  const m = { id: ++toastSeq, text, kind };
+  toastListeners.forEach((f) => f(m));
+}
+
+export function Toasts() {
+  const [items, setItems] = useState([]);
+  useEffect(() => {
+    const add = (m) => {
+      setItems((l) => [...l, m]);
+      setTimeout(() => setItems((l) => l.filter((x) => x.id !== m.id)), TOAST_MS);
+    };
+    toastListeners.add(add);
+    return () => toastListeners.delete(add);
+  }, []);
+  // aria-live on the container (present before any toast) so screen
+  // readers announce each one; no role=status, which pages use for their own lines.
+  return html`<div id="toasts" class="toasts" aria-live="polite">
+    ${items.map((m) => html`<p key=${m.id} class=${'toast ' + m.kind}>${m.text}</p>`)}
+  </div>`;
+}
+
+// useFlash is [the saved row's key, flash(key)]; the mark clears after TOAST_MS.
+export function useFlash() {
+  const [key, setKey] = useState(null);
+  const timer = useRef(0);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  const flash = (k) => {
+    clearTimeout(timer.current);
+    setKey(k);
+    timer.current = setTimeout(() => setKey(null), TOAST_MS);
+  };
+  return [key, flash];
+}
+
+// rowClass is the class of a table row: "saved" while flashed.
+export const rowClass = (flashed, k) => (flashed !== null && flashed === k ? 'saved' : undefined);

@@ -8,32 +8,31 @@ import { t } from '../i18n.js';
 import { Link, navigate } from '../router.js';
 import { Alert } from '../ui.js';
 
+// startOIDC sends the browser to the OpenID Connect provider: the server
+// keeps state, nonce and PKCE verifier in a cookie and answers the
+// provider's authorization URL. The provider comes back to /oauth/oidc,
+// which logs in, or binds the subject when a user is logged in.
+export async function startOIDC() {
+  location.href = (await get('/api/oauth/oidc/start')).data;
+}
+
+// startGitHub sends the browser to GitHub's authorize page with a state the
+// server keeps in a cookie; GitHub comes back to /oauth/github.
+export async function startGitHub(status) {
+  const state = (await get('/api/oauth/state')).data;
+  const q = new URLSearchParams({ client_id: status.github_client_id, state, scope: 'read:user' });
+  location.href = `${status.github_oauth_url}/login/oauth/authorize?${q}`;
+}
+
 // Providers shows a button per enabled sign-in provider.
 export function Providers({ status }) {
   const [error, setError] = useState('');
   if (!status.oidc && !status.github_oauth) return null;
-  const oidc = async () => {
-    try {
-      // The server keeps state, nonce and PKCE verifier in a cookie and
-      // answers the provider's authorization URL.
-      location.href = (await get('/api/oauth/oidc/start')).data;
-    } catch (err) {
-      setError(err.message);
-    }
-  };
-  const github = async () => {
-    try {
-      const state = (await get('/api/oauth/state')).data;
-      const q = new URLSearchParams({ client_id: status.github_client_id, state, scope: 'read:user' });
-      location.href = `${status.github_oauth_url}/login/oauth/authorize?${q}`;
-    } catch (err) {
-      setError(err.message);
-    }
-  };
+  const go = (start) => () => start(status).catch((err) => setError(err.message));
   return html`<div class="providers">
     <${Alert} error=${error} />
-    ${status.oidc && html`<button type="button" id="login-oidc" onClick=${oidc}>${t('login.oidc')}</button>`}
-    ${status.github_oauth && html`<button type="button" id="login-github" onClick=${github}>${t('login.github')}</button>`}
+    ${status.oidc && html`<button type="button" id="login-oidc" onClick=${go(startOIDC)}>${t('login.oidc')}</button>`}
+    ${status.github_oauth && html`<button type="button" id="login-github" onClick=${go(startGitHub)}>${t('login.github')}</button>`}
   </div>`;
 }
 
@@ -59,15 +58,19 @@ export function Turnstile({ status, onToken }) {
 }
 
 // OAuthCallback is the page the provider redirects to (/oauth/oidc,
-// /oauth/github): it hands code and state to the server and logs in.
+// /oauth/github): it hands code and state to the server, which logs the
+// visitor in, or binds the provider to the logged-in user (message "bind":
+// back to the profile, which shows the binding).
 export function OAuthCallback({ session, provider }) {
   const [error, setError] = useState('');
+  const binding = !!session.user;
   useEffect(() => {
     (async () => {
       try {
         const env = await get(`/api/oauth/${provider}${location.search}`);
         if (env.message === 'bind') {
-          navigate('/profile', { replace: true });
+          await session.refresh();
+          navigate('/profile?bound=' + provider, { replace: true });
           return;
         }
         session.setUser(env.data);
@@ -77,8 +80,9 @@ export function OAuthCallback({ session, provider }) {
       }
     })();
   }, []);
-  return html`<div class="card narrow"><h1>${t('login.title')}</h1>
-    ${error ? html`<${Alert} error=${error} /><${Link} href="/login">${t('login.title')}<//>` : html`<p>${t('login.signingIn')}</p>`}
+  const back = binding ? html`<${Link} href="/profile">${t('nav.profile')}<//>` : html`<${Link} href="/login">${t('login.title')}<//>`;
+  return html`<div class="card narrow"><h1>${t(binding ? 'bind.title' : 'login.title')}</h1>
+    ${error ? html`<${Alert} error=${error} />${back}` : html`<p>${t(binding ? 'bind.binding' : 'login.signingIn')}</p>`}
   </div>`;
 }
 

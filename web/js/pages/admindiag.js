@@ -19,7 +19,7 @@ export function AdminDiag() {
     <${Alert} error=${error} />
     <button type="button" id="diag-refresh" onClick=${load}>${t('diag.refresh')}</button>
     ${d && html`<p id="diag-summary">${t('diag.summary', { n: d.total_user_plans, missing: d.missing_plan_id })}</p>
-    <table id="diag-rows">
+    <div class="table-scroll"><table id="diag-rows">
       <caption class="sr-only">${t('nav.adminDiag')}</caption>
       <thead><tr><th>ID</th><th>${t('field.username')}</th><th>${t('diag.planID')}</th><th>${t('asubs.end')}</th>
         <th>${t('diag.storedStatus')}</th><th>${t('plans.orderNo')}</th><th>${t('diag.orderPlan')}</th><th>${t('orders.type')}</th></tr></thead>
@@ -40,6 +40,6 @@ export function AdminDiag() {
           </tr>`;
         })}
       </tbody>
-    </table>`}
+    </table></div>`}
   </section>`;
 }

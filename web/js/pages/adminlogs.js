@@ -10,6 +10,7 @@ import { get, query } from '../api.js';
 import { t } from '../i18n.js';
 import { count, dateTime, fromLocalInput, money } from '../format.js';
 import { Alert, Field, Pager } from '../ui.js';
+import { queryParam } from '../router.js';
 import { TypeSelect, logCell, useLogFilters } from './logs.js';
 
 const PAGE_SIZE = 20;
@@ -27,7 +28,7 @@ function params(f) {
 
 export function AdminLogs({ session }) {
   const perUnit = session.status.quota_per_unit;
-  const { form, set, filters, page, setPage, apply, reset } = useLogFilters(empty);
+  const { form, set, filters, page, setPage, apply, reset } = useLogFilters(empty, { ...empty, username: queryParam('username') });
   const [list, setList] = useState({ items: [], total: 0 });
   const [stat, setStat] = useState(null);
   const [error, setError] = useState('');
@@ -65,7 +66,7 @@ export function AdminLogs({ session }) {
     ${stat && html`<p class="muted" id="admin-log-stat">${t('alogs.stat', {
       requests: count(stat.request_count), quota: money(stat.quota, perUnit),
       prompt: count(stat.prompt_tokens), completion: count(stat.completion_tokens) })}</p>`}
-    <table id="admin-logs">
+    <div class="table-scroll"><table id="admin-logs">
       <caption class="sr-only">${t('nav.adminLogs')}</caption>
       <thead><tr>
         <th>${t('logs.time')}</th><th>${t('alogs.username')}</th><th>${t('logs.type')}</th><th>${t('logs.key')}</th>
@@ -83,7 +84,7 @@ export function AdminLogs({ session }) {
             ${l.upstream_message && html`<br /><small class="muted">${t('alogs.upstream')}: ${l.upstream_message}</small>`}</td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }

@@ -7,7 +7,8 @@ import { html } from '../html.js';
 import { del, get, put, query } from '../api.js';
 import { t } from '../i18n.js';
 import { dateTime } from '../format.js';
-import { Alert, Field, Pager } from '../ui.js';
+import { Alert, Field, Pager, notify, rowClass, useFlash } from '../ui.js';
+import { queryParam } from '../router.js';
 import { Select, runner } from './adminui.js';
 import { orderStatus, yuan } from './pay.js';
 
@@ -17,12 +18,13 @@ const methods = ['bank', 'offline', 'mobile_a', 'mobile_b', 'free'];
 
 export function AdminOrders({ session }) {
   const [error, setError] = useState('');
-  const [filter, setFilter] = useState({ type: '', status: '', user_id: '', keyword: '' });
+  const [filter, setFilter] = useState(() => ({ type: '', status: '', user_id: queryParam('user_id'), keyword: '' }));
   const [applied, setApplied] = useState(filter);
   const [page, setPage] = useState(0);
   const [list, setList] = useState({ items: [], total: 0 });
   const [marking, setMarking] = useState(null); // the order being marked paid
   const run = runner(setError);
+  const [flashed, flash] = useFlash();
   const load = () => run(async () => {
     const env = await get('/api/order/' + query({ p: page, page_size: PAGE_SIZE, ...applied }));
     setList({ items: env.data || [], total: env.total || 0 });
@@ -48,8 +50,8 @@ export function AdminOrders({ session }) {
       <${Field} label=${t('aorders.keyword')} name="keyword" value=${filter.keyword} onInput=${setF('keyword')} maxlength="191" />
       <div class="actions"><button type="submit" class="primary">${t('logs.apply')}</button></div>
     </form>
-    ${marking && html`<${MarkPaid} order=${marking} onCancel=${() => setMarking(null)} onDone=${() => { setMarking(null); load(); }} />`}
-    <table id="admin-orders">
+    ${marking && html`<${MarkPaid} order=${marking} onCancel=${() => setMarking(null)} onDone=${() => { const o = marking; setMarking(null); load(); notify(t('saved.order', { no: o.order_no })); flash(o.id); }} />`}
+    <div class="table-scroll"><table id="admin-orders">
       <caption class="sr-only">${t('nav.adminOrders')}</caption>
       <thead><tr>
         <th>${t('plans.orderNo')}</th><th>${t('aorders.userID')}</th><th>${t('orders.type')}</th><th>${t('plans.amount')}</th>
@@ -58,7 +60,7 @@ export function AdminOrders({ session }) {
       </tr></thead>
       <tbody>
         ${list.items.length === 0 && html`<tr><td colspan="10">${t('list.empty')}</td></tr>`}
-        ${list.items.map((o) => html`<tr key=${o.id} data-order=${o.order_no}>
+        ${list.items.map((o) => html`<tr key=${o.id} data-order=${o.order_no} class=${rowClass(flashed, o.id)}>
           <td><code>${o.order_no}</code></td><td>${o.user_id}</td>
           <td>${t('orders.type' + o.type)}</td><td>${yuan(o.amount)}</td>
           <td><span class=${'badge o' + o.status}>${orderStatus(o.status)}</span></td>
@@ -71,7 +73,7 @@ export function AdminOrders({ session }) {
           </td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }

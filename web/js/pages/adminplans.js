@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { del, post, put } from '../api.js';
 import { t } from '../i18n.js';
-import { Alert, Field, Pager } from '../ui.js';
+import { Alert, Field, Pager, notify, rowClass, useFlash } from '../ui.js';
 import { SearchBox, Select, TextArea, runner, usePaged } from './adminui.js';
 import { yuan } from './pay.js';
 
@@ -21,6 +21,7 @@ export function AdminPlans({ session }) {
   const [edit, setEdit] = useState(null); // null, {} (new) or a plan
   const { page, setPage, list, load, search } = usePaged('/api/plan/', PAGE_SIZE, setError);
   const run = runner(setError);
+  const [flashed, flash] = useFlash();
   const root = session.user.role >= ROOT;
   const remove = (p) => confirm(t('aplans.confirmDelete', { name: p.name })) &&
     run(async () => { await del(`/api/plan/${p.id}`); await load(); });
@@ -30,15 +31,15 @@ export function AdminPlans({ session }) {
     <${Alert} error=${error} />
     <${SearchBox} onSearch=${search} />
     ${root && (edit
-      ? html`<${PlanForm} initial=${edit.id ? edit : null} onCancel=${() => setEdit(null)} onSaved=${() => { setEdit(null); load(); }} />`
+      ? html`<${PlanForm} initial=${edit.id ? edit : null} onCancel=${() => setEdit(null)} onSaved=${(p) => { setEdit(null); load(); notify(t('saved.plan', { name: p.name })); flash(p.id); }} />`
       : html`<button class="primary" type="button" id="plan-new" onClick=${() => { setError(''); setEdit({}); }}>${t('aplans.create')}</button>`)}
-    <table id="admin-plans">
+    <div class="table-scroll"><table id="admin-plans">
       <caption class="sr-only">${t('nav.adminPlans')}</caption>
       <thead><tr><th>ID</th><th>${t('keys.name')}</th><th>${t('plans.amount')}</th><th>${t('aplans.duration')}</th>
         <th>${t('aplans.models')}</th><th>${t('aplans.defaultModel')}</th><th>${t('keys.status')}</th><th>${t('keys.actions')}</th></tr></thead>
       <tbody>
         ${list.items.length === 0 && html`<tr><td colspan="8">${t('list.empty')}</td></tr>`}
-        ${list.items.map((p) => html`<tr key=${p.id} data-plan=${p.name}>
+        ${list.items.map((p) => html`<tr key=${p.id} data-plan=${p.name} class=${rowClass(flashed, p.id)}>
           <td>${p.id}</td><td>${p.name}${p.recommended && html` <span class="badge s1">${t('plans.recommended')}</span>`}</td>
           <td>${yuan(p.price)}</td><td>${t('plans.days', { n: p.duration_days })}</td>
           <td class="limits">${Object.keys(parseLimits(p.model_limits)).join(', ')}</td><td>${p.default_model}</td>
@@ -48,7 +49,7 @@ export function AdminPlans({ session }) {
             <button type="button" class="danger" onClick=${() => remove(p)}>${t('action.delete')}</button>`}</td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }
@@ -104,9 +105,8 @@ function PlanForm({ initial, onSaved, onCancel }) {
       sort: Number(f.sort || 0), status: Number(f.status), model_limits: JSON.stringify(toLimits(rows)),
     };
     try {
-      if (initial) await put('/api/plan/', { id: initial.id, ...body });
-      else await post('/api/plan/', body);
-      onSaved();
+      const env = initial ? await put('/api/plan/', { id: initial.id, ...body }) : await post('/api/plan/', body);
+      onSaved({ id: env.data?.id ?? initial?.id, name: f.name });
     } catch (err) {
       setError(err.message);
     }

@@ -6,7 +6,8 @@ import { html } from '../html.js';
 import { del, get, post, put } from '../api.js';
 import { t } from '../i18n.js';
 import { dateTime, fromLocalInput, toLocalInput } from '../format.js';
-import { Alert, Field, Pager } from '../ui.js';
+import { Alert, Field, Pager, notify, rowClass, useFlash } from '../ui.js';
+import { queryParam } from '../router.js';
 import { SearchBox, Select, TextArea, runner, usePaged } from './adminui.js';
 
 const PAGE_SIZE = 20;
@@ -15,33 +16,34 @@ export function AdminSubs() {
   const [error, setError] = useState('');
   const [edit, setEdit] = useState(null); // null, {} (grant) or a subscription
   const [plans, setPlans] = useState([]);
-  const { page, setPage, list, load, search } = usePaged('/api/subscription/', PAGE_SIZE, setError);
+  const { page, setPage, list, load, search, keyword } = usePaged('/api/subscription/', PAGE_SIZE, setError, queryParam('keyword'));
   const run = runner(setError);
+  const [flashed, flash] = useFlash();
   // Any plan may be granted, listed or not; 100 is the API's page limit.
   useEffect(() => { get('/api/plan/?page_size=100').then((env) => setPlans(env.data || []), (err) => setError(err.message)); }, []);
   const cancel = (s) => confirm(t('asubs.confirmCancel', { id: s.id, user: s.username })) &&
     run(async () => { await put('/api/subscription/', { id: s.id, status: 3 }); await load(); });
   const remove = (s) => confirm(t('asubs.confirmDelete', { id: s.id, user: s.username })) &&
     run(async () => { await del(`/api/subscription/${s.id}`); await load(); });
-  const done = () => { setEdit(null); load(); };
+  const done = (s) => { setEdit(null); load(); notify(t('saved.sub', { id: s?.id ?? '' })); flash(s?.id ?? null); };
 
   return html`<section>
     <h1>${t('nav.adminSubs')}</h1>
     <${Alert} error=${error} />
-    <${SearchBox} onSearch=${search} />
+    <${SearchBox} onSearch=${search} initial=${keyword} />
     ${edit
       ? (edit.id
         ? html`<${EditForm} sub=${edit} onCancel=${() => setEdit(null)} onSaved=${done} />`
         : html`<${GrantForm} plans=${plans} onCancel=${() => setEdit(null)} onSaved=${done} />`)
       : html`<button class="primary" type="button" id="sub-new" onClick=${() => { setError(''); setEdit({}); }}>${t('asubs.create')}</button>`}
-    <table id="admin-subs">
+    <div class="table-scroll"><table id="admin-subs">
       <caption class="sr-only">${t('nav.adminSubs')}</caption>
       <thead><tr><th>ID</th><th>${t('field.username')}</th><th>${t('asubs.plan')}</th><th>${t('asubs.start')}</th>
         <th>${t('asubs.end')}</th><th>${t('keys.status')}</th><th>${t('asubs.billing')}</th><th>${t('asubs.order')}</th>
         <th>${t('asubs.notes')}</th><th>${t('keys.actions')}</th></tr></thead>
       <tbody>
         ${list.items.length === 0 && html`<tr><td colspan="10">${t('list.empty')}</td></tr>`}
-        ${list.items.map((s) => html`<tr key=${s.id} data-sub=${s.id} data-user=${s.username}>
+        ${list.items.map((s) => html`<tr key=${s.id} data-sub=${s.id} data-user=${s.username} class=${rowClass(flashed, s.id)}>
           <td>${s.id}</td><td>${s.username || s.user_id}</td><td class="plan">${s.plan_name || html`<span class="muted">${t('subs.planGone')}</span>`}</td>
           <td>${dateTime(s.start_time)}</td><td>${dateTime(s.end_time)}</td>
           <td><span class=${'badge s' + s.status}>${t('subs.status' + s.status)}</span></td>
@@ -53,7 +55,7 @@ export function AdminSubs() {
           </td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }
@@ -64,8 +66,8 @@ const billingOptions = () => [['token', t('asubs.billing_token')], ['request', t
 async function save(setError, f, onSaved) {
   setError('');
   try {
-    await f();
-    onSaved();
+    const env = await f();
+    onSaved(env.data);
   } catch (err) {
     setError(err.message);
   }

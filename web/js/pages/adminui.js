@@ -31,9 +31,9 @@ export function TextArea({ label, hint, value, onInput, ...rest }) {
 }
 
 // SearchBox submits a keyword; an empty one lists everything.
-export function SearchBox({ onSearch }) {
+export function SearchBox({ onSearch, initial = '' }) {
   const [id] = useState(newID);
-  const [kw, setKw] = useState('');
+  const [kw, setKw] = useState(initial);
   const submit = (e) => { e.preventDefault(); onSearch(kw.trim()); };
   return html`<form class="search" role="search" onSubmit=${submit}>
     <label for=${id}>${t('admin.search')}</label>
@@ -43,10 +43,11 @@ export function SearchBox({ onSearch }) {
 }
 
 // usePaged loads a server-paged list (base is the list route; a keyword
-// switches to base + "search"). It returns the page state and reload.
-export function usePaged(base, pageSize, setError) {
+// switches to base + "search"; initial is the first keyword). It returns
+// the page state and reload.
+export function usePaged(base, pageSize, setError, initial = '') {
   const [page, setPage] = useState(0);
-  const [keyword, setKeyword] = useState('');
+  const [keyword, setKeyword] = useState(initial);
   const [list, setList] = useState({ items: [], total: 0 });
   const load = async () => {
     try {
@@ -59,7 +60,7 @@ export function usePaged(base, pageSize, setError) {
   };
   useEffect(() => { load(); }, [page, keyword]);
   const search = (kw) => { setPage(0); setKeyword(kw); };
-  return { page, setPage, list, load, search };
+  return { page, setPage, list, load, search, keyword };
 }
 
 // postOnce POSTs with a fresh Idempotency-Key, so a double submit of a

@@ -9,7 +9,7 @@ import { html } from '../html.js';
 import { del, get, post, put } from '../api.js';
 import { t } from '../i18n.js';
 import { dateTime, money } from '../format.js';
-import { Alert, Field, Pager } from '../ui.js';
+import { Alert, Field, Pager, notify, rowClass, useFlash } from '../ui.js';
 import { SearchBox, Select, TextArea, runner, usePaged } from './adminui.js';
 
 const PAGE_SIZE = 20;
@@ -23,6 +23,7 @@ export function Channels({ session }) {
   const { page, setPage, list, load, search } = usePaged('/api/channel/', PAGE_SIZE, setError);
   const [breakers, setBreakers] = useState({ now: 0, byChannel: {} });
   const run = runner(setError);
+  const [flashed, flash] = useFlash();
   // The breakers worth a look (open, probing, or with recent failures),
   // read again with every list load.
   useEffect(() => {
@@ -47,7 +48,12 @@ export function Channels({ session }) {
     await load();
     setTests((cur) => ({ ...cur, [c.id]: r }));
   };
-  const toggle = (c) => run(async () => { await put('/api/channel/', { id: c.id, status: c.status === 1 ? 2 : 1 }); await load(); });
+  const toggle = (c) => run(async () => {
+    await put('/api/channel/', { id: c.id, status: c.status === 1 ? 2 : 1 });
+    await load();
+    notify(t('saved.channel', { name: c.name }));
+    flash(c.id);
+  });
   const remove = (c) => confirm(t('channels.confirmDelete', { name: c.name })) &&
     run(async () => { await del(`/api/channel/${c.id}`); await load(); });
 
@@ -56,10 +62,10 @@ export function Channels({ session }) {
     <${Alert} error=${error} />
     ${editing
       ? html`<${ChannelForm} initial=${editing.id ? editing : null} onCancel=${() => setEditing(null)}
-          onSaved=${() => { setEditing(null); load(); }} />`
+          onSaved=${(c) => { setEditing(null); load(); notify(t('saved.channel', { name: c.name })); flash(c.id); }} />`
       : html`<button class="primary" type="button" id="channel-new" onClick=${() => setEditing({})}>${t('channels.create')}</button>`}
     <${SearchBox} onSearch=${search} />
-    <table id="channels">
+    <div class="table-scroll"><table id="channels">
       <caption class="sr-only">${t('nav.channels')}</caption>
       <thead><tr>
         <th>ID</th><th>${t('keys.name')}</th><th>${t('channels.type')}</th><th>${t('keys.status')}</th>
@@ -68,7 +74,7 @@ export function Channels({ session }) {
       </tr></thead>
       <tbody>
         ${list.items.length === 0 && html`<tr><td colspan="9">${t('list.empty')}</td></tr>`}
-        ${list.items.map((c) => html`<tr key=${c.id} data-channel=${c.name}>
+        ${list.items.map((c) => html`<tr key=${c.id} data-channel=${c.name} class=${rowClass(flashed, c.id)}>
           <td>${c.id}</td><td>${c.name}<br /><small class="muted">${c.base_url}</small></td>
           <td>${t('channels.type' + c.type)}</td>
           <td><span class=${'badge s' + c.status}>${t('channels.status' + c.status)}</span>
@@ -87,7 +93,7 @@ export function Channels({ session }) {
           </td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }
@@ -129,9 +135,8 @@ function ChannelForm({ initial, onSaved, onCancel }) {
     const body = { ...f, type: Number(f.type), priority: Number(f.priority), weight: Number(f.weight) };
     if (editing && !body.key) delete body.key;
     try {
-      if (editing) await put('/api/channel/', { id: initial.id, ...body });
-      else await post('/api/channel/', body);
-      onSaved();
+      const env = editing ? await put('/api/channel/', { id: initial.id, ...body }) : await post('/api/channel/', body);
+      onSaved({ id: env.data?.id ?? initial?.id, name: env.data?.name ?? f.name });
     } catch (err) {
       setError(err.message);
     }

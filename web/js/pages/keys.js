@@ -5,7 +5,7 @@ import { html } from '../html.js';
 import { del, get, put, query } from '../api.js';
 import { t } from '../i18n.js';
 import { dateTime, money } from '../format.js';
-import { Alert, CopyButton, Pager } from '../ui.js';
+import { Alert, CopyButton, Pager, notify, rowClass, useFlash } from '../ui.js';
 import { KeyForm } from './keyform.js';
 
 const PAGE_SIZE = 10;
@@ -38,10 +38,13 @@ export function Keys({ session }) {
   };
   const toggle = (k) => act(() => put('/api/token/?status_only=1', { id: k.id, status: k.status === 1 ? 2 : 1 }));
   const remove = (k) => confirm(t('keys.confirmDelete', { name: k.name })) && act(() => del(`/api/token/${k.id}`));
+  const [flashed, flash] = useFlash();
   const saved = (k) => {
     if (!editing.id) setCreated(k);
     setEditing(null);
     load();
+    notify(t('saved.key', { name: k.name }));
+    flash(k.id);
   };
 
   return html`<section>
@@ -56,7 +59,7 @@ export function Keys({ session }) {
     ${editing
       ? html`<${KeyForm} initial=${editing.id ? editing : null} perUnit=${perUnit} onSaved=${saved} onCancel=${() => setEditing(null)} />`
       : html`<button class="primary" type="button" onClick=${() => setEditing({})}>${t('keys.create')}</button>`}
-    <table>
+    <div class="table-scroll"><table>
       <caption class="sr-only">${t('nav.keys')}</caption>
       <thead><tr>
         <th>${t('keys.name')}</th><th>${t('keys.key')}</th><th>${t('keys.status')}</th>
@@ -64,7 +67,7 @@ export function Keys({ session }) {
       </tr></thead>
       <tbody>
         ${list.items.length === 0 && html`<tr><td colspan="7">${t('list.empty')}</td></tr>`}
-        ${list.items.map((k) => html`<tr key=${k.id}>
+        ${list.items.map((k) => html`<tr key=${k.id} class=${rowClass(flashed, k.id)}>
           <td>${k.name}</td><td><code>${k.key}</code></td>
           <td><span class=${'badge s' + k.status}>${t('keys.status' + k.status)}</span></td>
           <td>${k.unlimited_quota ? t('keys.unlimitedShort') : money(k.remain_quota, perUnit)}</td>
@@ -77,7 +80,7 @@ export function Keys({ session }) {
           </td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }

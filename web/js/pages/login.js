@@ -4,12 +4,14 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { get, post } from '../api.js';
 import { t } from '../i18n.js';
-import { Link, navigate } from '../router.js';
-import { Alert, Field } from '../ui.js';
+import { Link, navigate, queryParam } from '../router.js';
+import { Alert, Field, notify } from '../ui.js';
 import { Providers, Turnstile } from './accounts.js';
 
 export function Login({ session }) {
-  const [username, setUsername] = useState('');
+  // After a registration the login could not finish (a second factor, a
+  // captcha), the name comes filled in (?username=).
+  const [username, setUsername] = useState(() => queryParam('username'));
   const [password, setPassword] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
@@ -73,10 +75,24 @@ export function Register({ session }) {
     try {
       await post('/api/user/register', { username: form.username, password: form.password, email: form.email,
         verification_code: form.code, aff_code: aff, turnstile });
-      setForm({ ...form, password: '', confirm: '' });
-      setDone(true);
     } catch (err) {
       setError(err.message);
+      return;
+    }
+    // Registered: log in with the same name and password and land on the
+    // dashboard (issue 30 §1). When the login needs more (a captcha token
+    // already spent, a second factor), the login page opens with the name filled.
+    const { username, password } = form;
+    setForm({ ...form, password: '', confirm: '' });
+    try {
+      const env = await post('/api/user/login', { username, password });
+      if (!env.data) throw new Error('no user in the login answer');
+      notify(t('register.welcome', { user: username }));
+      session.setUser(env.data);
+      navigate('/dashboard', { replace: true });
+    } catch {
+      setDone(true);
+      navigate('/login?username=' + encodeURIComponent(username), { replace: true });
     }
   };
   if (done) {

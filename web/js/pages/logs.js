@@ -14,9 +14,9 @@ const empty = { type: 0, model_name: '', token_name: '', start: '', end: '' };
 // useLogFilters keeps a log page's filter form apart from the filters its
 // list shows: typing changes the form, apply moves it to the list (from
 // page 0), reset clears both. The admin logs page uses it too.
-export function useLogFilters(blank) {
-  const [form, setForm] = useState(blank);
-  const [filters, setFilters] = useState(blank);
+export function useLogFilters(blank, initial = blank) {
+  const [form, setForm] = useState(initial);
+  const [filters, setFilters] = useState(initial);
   const [page, setPage] = useState(0);
   const set = (k) => (v) => setForm({ ...form, [k]: v });
   const apply = (e) => {
@@ -75,7 +75,7 @@ export function Logs({ session }) {
         <button type="button" onClick=${reset}>${t('logs.reset')}</button>
       </div>
     </form>
-    <table id="logs">
+    <div class="table-scroll"><table id="logs">
       <caption class="sr-only">${t('nav.logs')}</caption>
       <thead><tr>
         <th>${t('logs.time')}</th><th>${t('logs.type')}</th><th>${t('logs.key')}</th><th>${t('logs.model')}</th>
@@ -91,7 +91,7 @@ export function Logs({ session }) {
           <td class="content">${logCell.content(l)}</td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }

@@ -8,7 +8,7 @@ import { html } from '../html.js';
 import { del, get, post } from '../api.js';
 import { t } from '../i18n.js';
 import { dateTime } from '../format.js';
-import { Alert, Field, Pager } from '../ui.js';
+import { Alert, Field, Pager, notify } from '../ui.js';
 import { runner, usePaged } from './adminui.js';
 
 const PAGE_SIZE = 20;
@@ -39,9 +39,9 @@ export function Nodes() {
     <h1>${t('nav.nodes')}</h1>
     <${Alert} error=${error} />
     ${adding
-      ? html`<${NodeForm} onCancel=${() => setAdding(false)} onSaved=${() => { setAdding(false); load(); }} />`
+      ? html`<${NodeForm} onCancel=${() => setAdding(false)} onSaved=${() => { setAdding(false); load(); notify(t('saved.node')); }} />`
       : html`<button class="primary" type="button" onClick=${() => setAdding(true)}>${t('nodes.add')}</button>`}
-    <table id="nodes">
+    <div class="table-scroll"><table id="nodes">
       <caption class="sr-only">${t('nav.nodes')}</caption>
       <thead><tr><th>${t('nodes.nodeID')}</th><th>${t('keys.name')}</th><th>${t('nodes.address')}</th><th>${t('keys.status')}</th>
         <th>${t('nodes.heartbeat')}</th><th>${t('nodes.failures')}</th><th>${t('keys.actions')}</th></tr></thead>
@@ -60,7 +60,7 @@ export function Nodes() {
             ${pings[n.id] && html`<p class=${'test-result ' + (pings[n.id].ok ? 'ok' : 'error')} role="status">${pings[n.id].text}</p>`}
           </td></tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }

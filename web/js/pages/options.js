@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { get, put } from '../api.js';
 import { t } from '../i18n.js';
-import { Alert } from '../ui.js';
+import { Alert, notify } from '../ui.js';
 import { runner } from './adminui.js';
 
 export function Options() {
@@ -20,7 +20,7 @@ export function Options() {
   return html`<section>
     <h1>${t('nav.options')}</h1>
     <${Alert} error=${saved && t('options.saved', { key: saved })} kind="ok" />
-    <table id="options">
+    <div class="table-scroll"><table id="options">
       <caption class="sr-only">${t('nav.options')}</caption>
       <thead><tr><th>${t('options.key')}</th><th>${t('options.value')}</th><th>${t('keys.actions')}</th></tr></thead>
       <tbody>
@@ -32,14 +32,15 @@ export function Options() {
                 setEditing('');
                 setSaved(o.key);
                 await load();
+                notify(t('options.saved', { key: o.key }));
               })} />`
-          : html`<tr key=${o.key} data-option=${o.key}>
+          : html`<tr key=${o.key} data-option=${o.key} class=${saved === o.key ? 'saved' : undefined}>
               <td><code>${o.key}</code></td><td class="value"><code>${o.value}</code></td>
               <td class="actions"><button type="button" onClick=${() => open(o.key)}
                 aria-label=${t('options.editKey', { key: o.key })}>${t('action.edit')}</button></td>
             </tr>`))}
       </tbody>
-    </table>
+    </table></div>
     ${!editing && html`<${Alert} error=${error} />`}
   </section>`;
 }

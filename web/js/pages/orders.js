@@ -62,7 +62,7 @@ export function Orders() {
       </div>
       <${PayResult} pay=${paying.pay} />
     </div>`}
-    <table id="orders">
+    <div class="table-scroll"><table id="orders">
       <caption class="sr-only">${t('nav.orders')}</caption>
       <thead><tr>
         <th>${t('plans.orderNo')}</th><th>${t('orders.type')}</th><th>${t('orders.what')}</th><th>${t('plans.amount')}</th>
@@ -83,7 +83,7 @@ export function Orders() {
             <button type="button" class="danger" onClick=${() => cancel(o)}>${t('orders.cancel')}</button></div>`}</td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }

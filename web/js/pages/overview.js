@@ -7,6 +7,7 @@ import { html } from '../html.js';
 import { get, query } from '../api.js';
 import { t } from '../i18n.js';
 import { count, money } from '../format.js';
+import { Link } from '../router.js';
 import { Alert } from '../ui.js';
 import { TopUsers } from './topusers.js';
 import { UsageCharts, lastDays } from './usage.js';
@@ -22,6 +23,13 @@ export function Overview({ session }) {
   const [data, setData] = useState(null);
   const [usage, setUsage] = useState(null);
   const [error, setError] = useState('');
+  // prices: how many model prices exist (root reads them; null for an
+  // admin, who cannot set prices), for the first-run steps.
+  const [prices, setPrices] = useState(null);
+  const root = session.user.role >= 100;
+  useEffect(() => {
+    if (root) get('/api/model_price/').then((env) => setPrices((env.data || []).length), () => {});
+  }, []);
   useEffect(() => {
     // A slower answer of a range switched away from is dropped.
     let live = true;
@@ -43,6 +51,7 @@ export function Overview({ session }) {
         ${RANGES.map((r) => html`<option value=${r}>${t('range.' + r)}</option>`)}
       </select>
     </div>
+    ${data && html`<${FirstRun} data=${data} prices=${prices} root=${root} />`}
     ${data && html`<div class="stats">
       ${stat(t('overview.users'), `${count(data.users.enabled)} / ${count(data.users.total)}`)}
       ${stat(t('overview.active7d'), count(data.users.active_7d))}
@@ -59,4 +68,25 @@ export function Overview({ session }) {
       <${UsageCharts} rows=${usage.rows.filter((r) => days.includes(r.day))} days=${days} perUnit=${perUnit} prefix="overview" />`}
     <${TopUsers} range=${range} perUnit=${perUnit} />
   </section>`;
+}
+
+// FirstRun says what to do next while the gateway cannot serve anyone
+// yet: no channel, no price or no user besides the caller (issue 30 §1).
+// Each step links to its page and is ticked once done; the card goes
+// away when all are.
+function FirstRun({ data, prices, root }) {
+  const steps = [
+    { done: data.channels.total > 0, href: '/admin/channels', label: 'firstRun.channel' },
+    root && { done: prices !== null && prices > 0, href: '/admin/prices', label: 'firstRun.price' },
+    { done: data.users.total > 1, href: '/admin/users', label: 'firstRun.user' },
+  ].filter(Boolean);
+  if (prices === null && root) return null; // not known yet: no flicker
+  if (steps.every((s) => s.done)) return null;
+  return html`<div class="card first-run" id="first-run">
+    <h2>${t('firstRun.title')}</h2>
+    <p>${t('firstRun.intro')}</p>
+    <ol>${steps.map((s) => html`<li class=${s.done ? 'done' : 'todo'}>
+      ${s.done ? html`<s>${t(s.label)}</s> ${t('firstRun.done')}` : html`<${Link} href=${s.href}>${t(s.label)}<//>`}
+    </li>`)}</ol>
+  </div>`;
 }

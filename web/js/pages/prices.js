@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { del, get, post, put } from '../api.js';
 import { t } from '../i18n.js';
-import { Alert, Field } from '../ui.js';
+import { Alert, Field, notify, rowClass, useFlash } from '../ui.js';
 import { count } from '../format.js';
 import { Select, runner } from './adminui.js';
 
@@ -15,6 +15,9 @@ export function Prices() {
   const [editModel, setEditModel] = useState(null); // null, {} or a price
   const [editGroup, setEditGroup] = useState(null);
   const run = runner(setError);
+  const [flashed, flash] = useFlash();
+  // saved confirms a save: the toast, and the row marked (m… model, g… group price).
+  const saved = (key, name) => { load(); notify(t('saved.price', { name })); flash(key); };
   const load = () => run(async () => {
     const [m, g] = await Promise.all([get('/api/model_price/'), get('/api/group_price/')]);
     setModels(m.data || []);
@@ -25,16 +28,16 @@ export function Prices() {
     run(async () => { await del(`/api/model_price/${p.id}`); await load(); });
   const removeGroup = (p) => confirm(t('prices.confirmDelete', { name: `${p.group_name} ${p.model_name}` })) &&
     run(async () => { await del(`/api/group_price/${p.id}`); await load(); });
-  const toggle = (p) => run(async () => { await put('/api/model_price/', { id: p.id, enabled: !p.enabled }); await load(); });
+  const toggle = (p) => run(async () => { await put('/api/model_price/', { id: p.id, enabled: !p.enabled }); saved('m' + p.id, p.model_name); });
 
   return html`<section>
     <h1>${t('nav.prices')}</h1>
     <${Alert} error=${error} />
     <h2>${t('prices.models')}</h2>
     ${editModel
-      ? html`<${ModelPriceForm} initial=${editModel.id ? editModel : null} onCancel=${() => setEditModel(null)} onSaved=${() => { setEditModel(null); load(); }} />`
+      ? html`<${ModelPriceForm} initial=${editModel.id ? editModel : null} onCancel=${() => setEditModel(null)} onSaved=${(p) => { setEditModel(null); saved('m' + p.id, p.name); }} />`
       : html`<button class="primary" type="button" id="model-price-new" onClick=${() => setEditModel({})}>${t('prices.createModel')}</button>`}
-    <table id="model-prices">
+    <div class="table-scroll"><table id="model-prices">
       <caption class="sr-only">${t('prices.models')}</caption>
       <thead><tr><th>${t('prices.model')}</th><th>${t('prices.billing')}</th><th>${t('prices.input')}</th>
         <th>${t('prices.output')}</th><th>${t('prices.cached')}</th><th>${t('prices.cacheWrite')}</th>
@@ -42,7 +45,7 @@ export function Prices() {
         <th>${t('keys.status')}</th><th>${t('keys.actions')}</th></tr></thead>
       <tbody>
         ${models.length === 0 && html`<tr><td colspan="11">${t('list.empty')}</td></tr>`}
-        ${models.map((p) => html`<tr key=${p.id} data-model=${p.model_name}>
+        ${models.map((p) => html`<tr key=${p.id} data-model=${p.model_name} class=${rowClass(flashed, 'm' + p.id)}>
           <td><code>${p.model_name}</code></td><td>${t('prices.billing_' + p.billing_type)}</td>
           <td>${p.input_price}</td><td>${p.output_price}</td><td>${p.cached_price}</td>
           <td class="cache-write">${p.cache_write_price}</td><td class="cache-write-1h">${p.cache_write_1h_price}</td>
@@ -54,26 +57,26 @@ export function Prices() {
             <button type="button" class="danger" onClick=${() => removeModel(p)}>${t('action.delete')}</button>
           </td></tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <p class="muted">${t('prices.unitHint')}</p>
 
     <h2>${t('prices.groups')}</h2>
     ${editGroup
-      ? html`<${GroupPriceForm} initial=${editGroup.id ? editGroup : null} onCancel=${() => setEditGroup(null)} onSaved=${() => { setEditGroup(null); load(); }} />`
+      ? html`<${GroupPriceForm} initial=${editGroup.id ? editGroup : null} onCancel=${() => setEditGroup(null)} onSaved=${(p) => { setEditGroup(null); saved('g' + p.id, p.name); }} />`
       : html`<button class="primary" type="button" id="group-price-new" onClick=${() => setEditGroup({})}>${t('prices.createGroup')}</button>`}
-    <table id="group-prices">
+    <div class="table-scroll"><table id="group-prices">
       <caption class="sr-only">${t('prices.groups')}</caption>
       <thead><tr><th>${t('channels.group')}</th><th>${t('prices.model')}</th><th>${t('prices.discount')}</th><th>${t('keys.actions')}</th></tr></thead>
       <tbody>
         ${groups.length === 0 && html`<tr><td colspan="4">${t('list.empty')}</td></tr>`}
-        ${groups.map((p) => html`<tr key=${p.id}>
+        ${groups.map((p) => html`<tr key=${p.id} class=${rowClass(flashed, 'g' + p.id)}>
           <td>${p.group_name}</td><td>${p.model_name || html`<span class="muted">${t('prices.allModels')}</span>`}</td><td>${p.discount}</td>
           <td class="actions">
             <button type="button" onClick=${() => setEditGroup(p)}>${t('action.edit')}</button>
             <button type="button" class="danger" onClick=${() => removeGroup(p)}>${t('action.delete')}</button>
           </td></tr>`)}
       </tbody>
-    </table>
+    </table></div>
   </section>`;
 }
 
@@ -111,9 +114,8 @@ function ModelPriceForm({ initial, onSaved, onCancel }) {
     const body = { ...f, tiers: toTiers(tiers) };
     for (const k of PRICE_FIELDS) body[k] = Number(f[k] || 0);
     try {
-      if (initial) await put('/api/model_price/', { id: initial.id, ...body });
-      else await post('/api/model_price/', body);
-      onSaved();
+      const env = initial ? await put('/api/model_price/', { id: initial.id, ...body }) : await post('/api/model_price/', body);
+      onSaved({ id: env.data?.id ?? initial?.id, name: f.model_name });
     } catch (err) {
       setError(err.message);
     }
@@ -173,9 +175,8 @@ function GroupPriceForm({ initial, onSaved, onCancel }) {
     setError('');
     const body = { ...f, discount: Number(f.discount) };
     try {
-      if (initial) await put('/api/group_price/', { id: initial.id, ...body });
-      else await post('/api/group_price/', body);
-      onSaved();
+      const env = initial ? await put('/api/group_price/', { id: initial.id, ...body }) : await post('/api/group_price/', body);
+      onSaved({ id: env.data?.id ?? initial?.id, name: [f.group_name, f.model_name].filter(Boolean).join(' ') });
     } catch (err) {
       setError(err.message);
     }

@@ -1,10 +1,12 @@
-// Profile: display name, password (PUT /api/user/self) and the access
-// token (GET /api/user/token makes a new one, replacing the old).
-import { useState } from 'preact/hooks';
+// Profile: display name, password (PUT /api/user/self), the access
+// token (GET /api/user/token makes a new one, replacing the old), the bound
+// sign-in methods and the invitation link (pages/bindings.js).
+import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { get, put } from '../api.js';
 import { t } from '../i18n.js';
 import { Alert, CopyButton, Field } from '../ui.js';
+import { Invitations, SignInMethods } from './bindings.js';
 
 export function Profile({ session }) {
   const { user } = session;
@@ -13,6 +15,8 @@ export function Profile({ session }) {
   const [confirm, setConfirm] = useState('');
   const [msg, setMsg] = useState({ error: '', ok: '' });
   const [token, setToken] = useState(user.access_token || '');
+  // The login answer lacks the bindings and invitation figures: read them.
+  useEffect(() => { session.refresh(); }, []);
   const save = async (e) => {
     e.preventDefault();
     if (password !== confirm) {
@@ -53,5 +57,7 @@ export function Profile({ session }) {
       ${token && html`<p><code>${token}</code> <${CopyButton} text=${token} /></p>`}
       <button type="button" onClick=${newToken}>${t('profile.newToken')}</button>
     </div>
+    <${SignInMethods} session=${session} />
+    <${Invitations} session=${session} />
   </section>`;
 }

@@ -7,7 +7,7 @@ import { html } from '../html.js';
 import { del, post, put } from '../api.js';
 import { t } from '../i18n.js';
 import { dateTime, money } from '../format.js';
-import { Alert, CopyButton, Field, Pager } from '../ui.js';
+import { Alert, CopyButton, Field, Pager, notify, rowClass, useFlash } from '../ui.js';
 import { SearchBox, runner, usePaged } from './adminui.js';
 
 const PAGE_SIZE = 20;
@@ -40,7 +40,13 @@ export function Redemptions({ session }) {
   const [created, setCreated] = useState(null); // {name, amount, keys}
   const { page, setPage, list, load, search } = usePaged('/api/redemption/', PAGE_SIZE, setError);
   const run = runner(setError);
-  const toggle = (c) => run(async () => { await put('/api/redemption/?status_only=1', { id: c.id, status: c.status === 1 ? 2 : 1 }); await load(); });
+  const [flashed, flash] = useFlash();
+  const toggle = (c) => run(async () => {
+    await put('/api/redemption/?status_only=1', { id: c.id, status: c.status === 1 ? 2 : 1 });
+    await load();
+    notify(t('saved.code', { name: c.name }));
+    flash(c.id);
+  });
   const remove = (c) => confirm(t('redemptions.confirmDelete', { name: c.name })) &&
     run(async () => { await del(`/api/redemption/${c.id}`); await load(); });
   const exportPage = () => download('redemption-codes.csv', csv([
@@ -51,7 +57,7 @@ export function Redemptions({ session }) {
   return html`<section>
     <h1>${t('nav.redemptions')}</h1>
     <${Alert} error=${error} />
-    <${BatchForm} perUnit=${perUnit} onCreated=${(c) => { setCreated(c); load(); }} />
+    <${BatchForm} perUnit=${perUnit} onCreated=${(c) => { setCreated(c); load(); notify(t('redemptions.created', { n: c.keys.length, amount: c.amount })); }} />
     ${created && html`<div class="card created" id="created-codes" role="status">
       <p>${t('redemptions.created', { n: created.keys.length, amount: created.amount })}</p>
       <pre>${created.keys.join('\n')}</pre>
@@ -64,13 +70,13 @@ export function Redemptions({ session }) {
     </div>`}
     <${SearchBox} onSearch=${search} />
     <button type="button" id="codes-csv" onClick=${exportPage} disabled=${list.items.length === 0}>${t('redemptions.csvPage')}</button>
-    <table id="codes">
+    <div class="table-scroll"><table id="codes">
       <caption class="sr-only">${t('nav.redemptions')}</caption>
       <thead><tr><th>ID</th><th>${t('keys.name')}</th><th>${t('redeem.code')}</th><th>${t('keys.status')}</th>
         <th>${t('redemptions.amount')}</th><th>${t('redemptions.createdAt')}</th><th>${t('redemptions.redeemedAt')}</th><th>${t('keys.actions')}</th></tr></thead>
       <tbody>
         ${list.items.length === 0 && html`<tr><td colspan="8">${t('list.empty')}</td></tr>`}
-        ${list.items.map((c) => html`<tr key=${c.id}>
+        ${list.items.map((c) => html`<tr key=${c.id} class=${created?.keys.includes(c.key) ? 'saved' : rowClass(flashed, c.id)}>
           <td>${c.id}</td><td>${c.name}</td><td><code>${c.key}</code></td>
           <td><span class=${'badge s' + c.status}>${t('redemptions.status' + c.status)}</span></td>
           <td>${money(c.quota, perUnit)}</td><td>${dateTime(c.created_time)}</td>
@@ -80,7 +86,7 @@ export function Redemptions({ session }) {
             <button type="button" class="danger" onClick=${() => remove(c)}>${t('action.delete')}</button>
           </td></tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }

@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import { get, put } from '../api.js';
 import { t } from '../i18n.js';
-import { Alert, Field } from '../ui.js';
+import { Alert, Field, notify } from '../ui.js';
 import { TextArea, runner } from './adminui.js';
 
 // The config fields of each channel, in form order. pem: a key the root
@@ -85,6 +85,7 @@ function TopupSettings() {
       const warns = (env.data?.warnings || []).length > 0 || Number(f.exchange_rate) < QUOTA_PER_CNY / 100;
       setSaved(warns ? '' : env.message || t('settings.saved'));
       setNotice(warns ? env.message || t('settings.saved') : '');
+      notify(t('saved.topup'), warns ? 'warn' : 'ok');
       await load();
     });
   };
@@ -160,6 +161,7 @@ function ChannelForm({ channel, onSaved }) {
       }
       const env = await put(`/api/setting/payment/${m}`, body);
       setSaved(env.message || t('settings.saved'));
+      notify(t('saved.payment', { name: t('pay.' + m) }));
       setFiles({});
       setFormKey((n) => n + 1);
       onSaved();

@@ -37,14 +37,14 @@ function Subscription({ initial }) {
       · ${t('subs.lifetimeUse', { requests: count(s.lifetime_requests), tokens: count(s.lifetime_tokens) })}</p>
     <${Alert} error=${error} />
     ${(s.models || []).length === 0 && html`<p>${t('subs.noLimits')}</p>`}
-    ${(s.models || []).map((m) => html`<table key=${m.model}>
+    ${(s.models || []).map((m) => html`<div class="table-scroll" key=${m.model}><table>
       <caption>${m.model}${!m.listed ? html` <small class="muted">${t('subs.unlisted')}</small>` : ''}</caption>
       <thead><tr><th>${t('subs.limit')}</th><th>${t('subs.used')}</th><th>${t('subs.remaining')}</th><th>${t('subs.frees')}</th></tr></thead>
       <tbody>
         ${m.limits.length === 0 && html`<tr><td colspan="4">${t('subs.unlimited')}</td></tr>`}
         ${m.limits.map((l) => html`<${Limit} key=${l.name} l=${l} />`)}
       </tbody>
-    </table>`)}
+    </table></div>`)}
     <button type="button" onClick=${refresh}>${t('subs.refresh')}</button>
   </article>`;
 }

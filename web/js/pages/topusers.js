@@ -17,7 +17,7 @@ export function TopUsers({ range, perUnit }) {
   }, [range]);
   return html`<h2 id="top-users-title">${t('topUsers.title')}</h2>
     <${Alert} error=${error} />
-    ${items && html`<table id="top-users" aria-labelledby="top-users-title">
+    ${items && html`<div class="table-scroll"><table id="top-users" aria-labelledby="top-users-title">
       <thead><tr><th>${t('topUsers.rank')}</th><th>${t('field.username')}</th><th>${t('dash.requests')}</th>
         <th>${t('topUsers.quota')}</th><th>${t('dash.balance')}</th><th>${t('topUsers.plan')}</th></tr></thead>
       <tbody>
@@ -28,5 +28,5 @@ export function TopUsers({ range, perUnit }) {
           <td>${money(u.balance, perUnit)}</td><td>${u.current_plan_name || html`<span class="muted">—</span>`}</td>
         </tr>`)}
       </tbody>
-    </table>`}`;
+    </table></div>`}`;
 }

@@ -84,7 +84,7 @@ export function UsageCharts({ rows, days, perUnit, prefix }) {
         labels=${byModel.map((m) => m.model)} series=${[{ label: metricName, values: byModel.map((m) => m[metric]) }]}
         format=${fmt} summary=${modelSummary} emptyTop=${emptyTop} />
     </div>
-    <table id=${prefix + '-days'}>
+    <div class="table-scroll"><table id=${prefix + '-days'}>
       <caption>${t('usage.byDay')}</caption>
       <thead><tr><th>${t('dash.day')}</th><th>${t('dash.requests')}</th><th>${t('dash.tokens')}</th><th>${t('dash.cost')}</th></tr></thead>
       <tbody>${byDay.map((d) => html`<tr key=${d.day} data-day=${d.day}>
@@ -92,8 +92,8 @@ export function UsageCharts({ rows, days, perUnit, prefix }) {
         <td class="requests"><meter min="0" max=${maxRequests} value=${d.requests} aria-hidden="true"></meter> ${count(d.requests)}</td>
         <td class="tokens">${count(d.tokens)}</td><td class="quota">${money(d.quota, perUnit)}</td>
       </tr>`)}</tbody>
-    </table>
-    <table id=${prefix + '-models'}>
+    </table></div>
+    <div class="table-scroll"><table id=${prefix + '-models'}>
       <caption>${t('usage.byModel')}</caption>
       <thead><tr><th>${t('usage.model')}</th><th>${t('dash.requests')}</th><th>${t('dash.tokens')}</th><th>${t('dash.cost')}</th></tr></thead>
       <tbody>
@@ -103,6 +103,6 @@ export function UsageCharts({ rows, days, perUnit, prefix }) {
           <td class="tokens">${count(m.tokens)}</td><td class="quota">${money(m.quota, perUnit)}</td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
   </div>`;
 }
