@@ -82,7 +82,7 @@ func TestBrowserRootCreatesChannelAndPriceThenRelays(t *testing.T) {
 	p.waitText(`tr.saved[data-channel="browser channel"]`, "browser channel")
 
 	p.click(`tr[data-channel="browser channel"] button.test`)
-	p.waitText(`tr[data-channel="browser channel"] .test-result.error`, "渠道测试失败")
+	p.waitText(`tr[data-channel="browser channel"] .test-result.error`, "channel test failed")
 	p.waitText(`tr[data-channel="browser channel"] .last-error`, "Last error")
 	p.screenshot("admin-channel-test-failed")
 
@@ -162,7 +162,7 @@ func TestBrowserRootManagesUsersAndCodes(t *testing.T) {
 	p.do("deduct too much",
 		chromedp.SendKeys(chromedp.CSS(`#topup-form input[name="amount"]`), "-100"),
 		chromedp.Click(chromedp.CSS(`#topup-form button[type="submit"]`)))
-	p.waitText("#topup-form [role=alert]", "扣减额度超过用户当前余额")
+	p.waitText("#topup-form [role=alert]", "the deduction exceeds the user's balance")
 	p.fill(`#topup-form input[name="amount"]`, "")
 	p.do("fill the top-up",
 		chromedp.SendKeys(chromedp.CSS(`#topup-form input[name="amount"]`), "12.5"),
@@ -226,7 +226,7 @@ func TestBrowserRootManagesUsersAndCodes(t *testing.T) {
 
 	p.click(`#nav-admin a[href="/admin/nodes"]`)
 	p.waitText("h1", "Cluster nodes")
-	p.waitText("[role=alert]", "集群模式未开启")
+	p.waitText("[role=alert]", "cluster mode is off")
 	p.screenshot("admin-nodes-off")
 
 	// Every administration page in Chinese: no label missing.

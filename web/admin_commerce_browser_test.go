@@ -118,7 +118,7 @@ func TestBrowserRootManagesPlansOrdersAndSubscriptions(t *testing.T) {
 	p.click(`#nav-admin a[href="/admin/plans"]`)
 	p.waitText(`tr[data-plan="Browser plan"]`, "Browser plan")
 	p.click(`tr[data-plan="Browser plan"] button.danger`)
-	p.waitText("[role=alert]", "该套餐仍有生效中的订阅")
+	p.waitText("[role=alert]", "the plan has active subscriptions")
 
 	// Cancelled on the subscriptions page, the server agrees.
 	p.click(`#nav-admin a[href="/admin/subscriptions"]`)

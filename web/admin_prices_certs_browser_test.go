@@ -76,7 +76,7 @@ func TestBrowserRootPricesCacheWriteAndTiers(t *testing.T) {
 	p.click("#tier-add")
 	p.fill(`#price-tiers [data-tier="1"] input[name="above_prompt_tokens"]`, "100000")
 	p.click(`#model-price-form button[type="submit"]`)
-	p.waitText("#model-price-form [role=alert]", "分档起点 above_prompt_tokens 必须从小到大排列且不能重复")
+	p.waitText("#model-price-form [role=alert]", "tier above_prompt_tokens values must be in ascending order without repeats")
 	p.screenshot("admin-prices-tiers")
 	p.click(`#price-tiers [data-tier="1"] .remove-tier`)
 	p.click(`#model-price-form button[type="submit"]`)
@@ -165,7 +165,7 @@ func TestBrowserRootUploadsWeChatCertificates(t *testing.T) {
 		chromedp.SetUploadFiles(chromedp.CSS(`#pay-mobile_a input[name="cert_file"]`), []string{certFile}),
 		chromedp.SetUploadFiles(chromedp.CSS(`#pay-mobile_a input[name="key_file"]`), []string{keyFile}))
 	p.click(`#pay-mobile_a button[type="submit"]`)
-	p.waitText("#pay-mobile_a [role=status]", "支付通道设置已保存")
+	p.waitText("#pay-mobile_a [role=status]", "payment channel saved")
 	p.waitText(`#pay-mobile_a [data-file="cert_file"] .stored-path`, "mobile_a-cert_file-")
 	p.waitText(`#pay-mobile_a [data-file="key_file"] .stored-path`, "mobile_a-key_file-")
 	p.screenshot("admin-settings-wechat-certs")
@@ -219,7 +219,7 @@ func TestBrowserRootUploadsWeChatCertificates(t *testing.T) {
 	}
 	p.do("choose a bad file", chromedp.SetUploadFiles(chromedp.CSS(`#pay-mobile_a input[name="cert_file"]`), []string{bad}))
 	p.click(`#pay-mobile_a button[type="submit"]`)
-	p.waitText("#pay-mobile_a [role=alert]", "上传的文件 cert_file 不是 PEM 格式")
+	p.waitText("#pay-mobile_a [role=alert]", "uploaded file cert_file is not PEM")
 	var after []struct {
 		Method string `json:"method"`
 		Config struct {

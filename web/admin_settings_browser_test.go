@@ -51,7 +51,7 @@ func TestBrowserRootSettingsOptionsAndTopUsers(t *testing.T) {
 	p.click(`#options tr[data-option="RetryTimes"] button`)
 	p.fill("#option-RetryTimes", "99")
 	p.click(`#options button[form="option-form"]`)
-	p.waitText(`#options tr[data-option="RetryTimes"] [role=alert]`, "配置项 RetryTimes 的值无效")
+	p.waitText(`#options tr[data-option="RetryTimes"] [role=alert]`, "invalid value for option RetryTimes")
 	p.fill("#option-RetryTimes", "4")
 	p.click(`#options button[form="option-form"]`)
 	p.waitText("#toasts", "RetryTimes saved")
@@ -76,7 +76,7 @@ func TestBrowserRootSettingsOptionsAndTopUsers(t *testing.T) {
 	p.waitText("#topup-warnings", "Preset 1 sells for ¥25.00 but credits only ¥0.50.")
 	p.click(`#topup-settings button[type="submit"]`)
 	// The save went through, but warns: not a plain success.
-	p.waitText("#topup-settings .alert.warn[role=status]", "已保存")
+	p.waitText("#topup-settings .alert.warn[role=status]", "saved")
 	var topup struct {
 		Enabled      bool  `json:"enabled"`
 		ExchangeRate int64 `json:"exchange_rate"`
@@ -96,7 +96,7 @@ func TestBrowserRootSettingsOptionsAndTopUsers(t *testing.T) {
 		t.Fatalf("credit the price did not fill 25000000 and clear the warning: %v", err)
 	}
 	p.click(`#topup-settings button[type="submit"]`)
-	p.waitText("#topup-settings .alert.ok[role=status]", "已保存")
+	p.waitText("#topup-settings .alert.ok[role=status]", "saved")
 	p.waitText("#toasts", "Top-up settings saved.")
 	e.Root().OK("GET", "/api/setting/topup", nil).Decode(t, &topup)
 	if len(topup.Presets) != 1 || topup.Presets[0].BonusQuota != 25000000 {

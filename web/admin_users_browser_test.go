@@ -54,7 +54,7 @@ func TestBrowserRootCreatesEditsAndResetsAUser(t *testing.T) {
 	p.fill(`#user-form input[name="password"]`, "password-dave-1")
 	p.fill(`#user-form input[name="group"]`, "default")
 	p.click(`#user-form button[type="submit"]`)
-	p.waitText("#user-form [role=alert]", "用户名已存在")
+	p.waitText("#user-form [role=alert]", "username already taken")
 
 	p.fill(`#user-form input[name="username"]`, "dave")
 	p.fill(`#user-form input[name="display_name"]`, "Dave")

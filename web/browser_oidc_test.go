@@ -140,7 +140,7 @@ func TestBrowserBindsOIDCAndEmailFromProfile(t *testing.T) {
 	code := regexp.MustCompile(`<strong>(\d{6})</strong>`).FindStringSubmatch(msgs[0].Data)[1]
 	p.fill(`#bind-email input[name="code"]`, "000000x")
 	p.click(`#bind-email button[type="submit"]`)
-	p.waitText("#bind-email [role=alert]", "验证码错误或已过期")
+	p.waitText("#bind-email [role=alert]", "wrong or expired verification code")
 	p.fill(`#bind-email input[name="code"]`, code)
 	p.click(`#bind-email button[type="submit"]`)
 	p.waitText("#bind-email [role=status]", "The email address is bound.")

@@ -65,7 +65,7 @@ func TestBrowserUserRegistersAndRedeemsACode(t *testing.T) {
 
 	p.fill(`form input[autocomplete="off"]`, codes[0])
 	p.click(`form button[type="submit"]`)
-	p.waitText("[role=alert]", "该兑换码已被使用")
+	p.waitText("[role=alert]", "this redemption code has been used")
 	carol.OK("GET", "/api/user/self", nil).Decode(t, &self)
 	if self.Quota != 2_500_000 {
 		t.Errorf("carol's balance after redeeming twice = %d, want 2500000", self.Quota)

@@ -158,9 +158,9 @@ func TestBrowserUserCreatesCopiesAndUsesAKey(t *testing.T) {
 	p.choose("#lang", "zh")
 	p.waitText("h1", "仪表盘")
 	p.waitText("#dash-chart-models figcaption", "各模型费用")
-	if label := eval[string](p, `document.querySelector('#dash-chart-days [role=img]').getAttribute('aria-label')`); !strings.Contains(label, "每日费用") {
-		t.Errorf("the Chinese text alternative = %q", label)
-	}
+	// The switch mounts the page afresh (its data is fetched again in the
+	// new language), so the text alternative is waited for.
+	p.waitJS("the Chinese text alternative", `(document.querySelector('#dash-chart-days [role=img]')?.getAttribute('aria-label') || '').includes('每日费用')`)
 	if missing := p.missingLabels(); len(missing) > 0 {
 		t.Errorf("labels missing: %v", missing)
 	}
@@ -195,7 +195,8 @@ func TestBrowserUserCreatesCopiesAndUsesAKey(t *testing.T) {
 	}
 }
 
-// An API failure is shown as the server sent it.
+// An API failure is shown as the server sent it, in the page's language
+// (the console asks for it with Accept-Language).
 func TestBrowserShowsAPIMessages(t *testing.T) {
 	p := newPage(t)
 	e := apptest.New(t)
@@ -206,6 +207,6 @@ func TestBrowserShowsAPIMessages(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "not-the-password"),
 		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
 	)
-	p.waitText("[role=alert]", "用户名或密码错误,或用户已被封禁")
+	p.waitText("[role=alert]", "wrong username or password, or the user is banned")
 	p.screenshot("login-failed")
 }

@@ -48,17 +48,11 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
-// mailLang is the language of a mail to the requester: the browser's first
-// preference when it is zh or en, else the site's MessageLanguage.
+// mailLang is the language of a mail to the requester: the reader's
+// language (its Accept-Language when that names zh or en, else the site's
+// MessageLanguage), as httpx.Adapt found it.
 func (s *Server) mailLang(r *http.Request) string {
-	al := strings.ToLower(strings.TrimSpace(r.Header.Get("Accept-Language")))
-	switch {
-	case strings.HasPrefix(al, "en"):
-		return "en"
-	case strings.HasPrefix(al, "zh"):
-		return "zh"
-	}
-	return string(s.lang())
+	return string(httpx.Lang(r))
 }
 
 // limited counts an attempt of action by the caller's address and, when

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/logtext"
+	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/store"
 )
 
@@ -51,9 +53,12 @@ type logView struct {
 	UpstreamMessage string `json:"upstream_message"`
 }
 
-func viewLog(l *store.Log) logView {
+// viewLog shows l to a reader of lang: content is rendered at read time
+// from the row's stored sentence (amounts in CNY, internal/logtext); a row
+// of no known format, an old or imported one, is shown as stored.
+func viewLog(lang msgtext.Lang, l *store.Log) logView {
 	return logView{
-		ID: l.ID, UserID: l.UserID, CreatedAt: l.CreatedAt, Type: l.Type, Content: l.Content,
+		ID: l.ID, UserID: l.UserID, CreatedAt: l.CreatedAt, Type: l.Type, Content: logtext.Render(lang, l.Type, l.Content),
 		Username: l.Username, TokenName: l.TokenName, ModelName: l.ModelName, Group: l.Group,
 		Quota: l.Quota, PromptTokens: l.PromptTokens, CompletionTokens: l.CompletionTokens,
 		CachedTokens: l.CachedTokens, CacheWriteTokens: l.CacheWriteTokens, CacheWrite1hTokens: l.CacheWrite1hTokens,
@@ -176,8 +181,9 @@ func (s *Server) writeLogs(w http.ResponseWriter, r *http.Request, f store.LogFi
 		return err
 	}
 	views := make([]logView, len(logs))
+	lang := httpx.Lang(r)
 	for i := range logs {
-		views[i] = viewLog(&logs[i])
+		views[i] = viewLog(lang, &logs[i])
 		if own {
 			views[i].ChannelID, views[i].UpstreamMessage = 0, ""
 		}

@@ -279,11 +279,11 @@ func TestAdminActionsWriteLogs(t *testing.T) {
 	}
 	admin, topup := rows[0], rows[1]
 	if topup.Type != store.LogTopup || topup.UserID != carolID || topup.Username != "carol" || topup.Quota != 500 ||
-		!strings.Contains(topup.Content, "500") || !strings.Contains(topup.Content, "gift") || topup.CreatedAt < before {
+		topup.Content != "管理员 root 充值 ¥0.0005,备注: gift" || topup.CreatedAt < before {
 		t.Errorf("top-up log = %+v", topup)
 	}
 	if admin.Type != store.LogAdmin || admin.UserID != carolID || admin.Username != "carol" ||
-		!strings.Contains(admin.Content, "从 500 修改为 800") {
+		!strings.Contains(admin.Content, "从 ¥0.0005 修改为 ¥0.0008") {
 		t.Errorf("admin log = %+v", admin)
 	}
 	wantIDs := func(path string, want ...int64) {

@@ -182,7 +182,7 @@ func TestUpdateUserQuotaIsDelta(t *testing.T) {
 	}
 	var logs []apptest.LogInfo
 	root.OK("GET", "/api/log/?type=3", nil).Decode(t, &logs)
-	if len(logs) != 1 || !strings.Contains(logs[0].Content, "从 700 修改为 900") {
+	if len(logs) != 1 || !strings.Contains(logs[0].Content, "从 ¥0.0007 修改为 ¥0.0009") {
 		t.Fatalf("admin logs = %+v", logs)
 	}
 }

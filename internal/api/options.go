@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/logtext"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -68,9 +69,9 @@ func (s *Server) updateOption(w http.ResponseWriter, r *http.Request) error {
 	// An audit trail of who changed what; the value is left out where the
 	// key names a secret.
 	me := caller(r)
-	content := fmt.Sprintf("管理员 %s 修改配置 %s = %s", me.Username, req.Key, value)
+	content := fmt.Sprintf(logtext.AdminOption, me.Username, req.Key, value)
 	if option.Hidden(req.Key) {
-		content = fmt.Sprintf("管理员 %s 修改配置 %s", me.Username, req.Key)
+		content = fmt.Sprintf(logtext.AdminOptionSecret, me.Username, req.Key)
 	}
 	s.Logs.Write(store.Log{UserID: me.ID, Username: me.Username, Type: store.LogAdmin, Content: content})
 	return httpx.OKMessage(w, "")

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/logtext"
 	"github.com/modelgate/modelgate/internal/order"
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/store"
@@ -125,7 +127,7 @@ func (s *Server) updatePaymentSetting(w http.ResponseWriter, r *http.Request) er
 	}
 	me := caller(r)
 	s.Logs.Write(store.Log{UserID: me.ID, Username: me.Username, Type: store.LogAdmin,
-		Content: "管理员 " + me.Username + " 修改支付通道 " + method})
+		Content: fmt.Sprintf(logtext.AdminPayment, me.Username, method)})
 	return httpx.OKText(w, r, MsgPaymentSaved)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/logtext"
 	"github.com/modelgate/modelgate/internal/redemption"
 	"github.com/modelgate/modelgate/internal/store"
 )
@@ -264,7 +265,7 @@ func redeemLog(userID int64, username, group string) func(store.Redemption) stor
 	return func(code store.Redemption) store.Log {
 		return store.Log{
 			UserID: userID, Username: username, Group: group, Type: store.LogTopup, Quota: code.Quota,
-			Content: fmt.Sprintf("通过兑换码充值 %d 额度,兑换码 ID %d", code.Quota, code.ID),
+			Content: fmt.Sprintf(logtext.Redeem, code.Quota, code.ID),
 		}
 	}
 }

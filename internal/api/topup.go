@@ -3,10 +3,12 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/logtext"
 	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/order"
@@ -131,7 +133,7 @@ func (s *Server) updateTopupSettings(w http.ResponseWriter, r *http.Request) err
 	}
 	me := caller(r)
 	s.Logs.Write(store.Log{UserID: me.ID, Username: me.Username, Type: store.LogAdmin,
-		Content: "管理员 " + me.Username + " 修改充值设置"})
+		Content: fmt.Sprintf(logtext.AdminTopupSettings, me.Username)})
 	// The answer's data is the settings as saved, with their warnings.
 	msg := msgtext.Message(httpx.Lang(r), MsgTopupSaved)
 	if st.AllowCustom && st.ExchangeRate < order.LowRate {

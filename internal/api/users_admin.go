@@ -9,6 +9,7 @@ import (
 	"github.com/modelgate/modelgate/internal/cluster"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/httpx"
+	"github.com/modelgate/modelgate/internal/logtext"
 	"github.com/modelgate/modelgate/internal/pricing"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/user"
@@ -394,9 +395,9 @@ func (s *Server) adminTopup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	content := fmt.Sprintf("管理员 %s 充值 %d 额度", caller(r).Username, req.Quota)
+	content := fmt.Sprintf(logtext.AdminTopup, caller(r).Username, req.Quota)
 	if req.Remark != "" {
-		content += ",备注: " + req.Remark
+		content = fmt.Sprintf(logtext.AdminTopupRemark, caller(r).Username, req.Quota, req.Remark)
 	}
 	log := &store.Log{UserID: target.ID, Username: target.Username, Group: target.Group, Type: store.LogTopup, Quota: req.Quota, Content: content}
 	if key.Key == "" {

@@ -3,8 +3,12 @@ package billing
 import (
 	"math"
 	"testing"
+	"unicode"
 
+	"github.com/modelgate/modelgate/internal/logtext"
+	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/pricing"
+	"github.com/modelgate/modelgate/internal/store"
 )
 
 // Prices in CNY per million tokens, so one token costs its price in quota.
@@ -143,6 +147,34 @@ func TestConsumeContent(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestConsumeContentRenders: every shape of consume content billing writes
+// follows the grammar logtext reads, so an English reader never sees a
+// consume row in Chinese (issue 30 §2); data-free prices use 'g' notation.
+func TestConsumeContentRenders(t *testing.T) {
+	tiered := pricing.Price{InputPrice: 0.000025, OutputPrice: 1e6, Tiers: []pricing.Tier{{Above: 200000, InputPrice: 4, OutputPrice: 8, CachedPrice: 1}}}
+	for _, p := range []pricing.Price{tokenPrice, cacheTierPrice, perRequest, tiered} {
+		for _, u := range []pricing.Usage{{PromptTokens: 10}, {PromptTokens: 300000, CacheWriteTokens: 1, CacheWrite1hTokens: 1}} {
+			for _, est := range []bool{false, true} {
+				for _, unc := range []int64{0, 123456789} {
+					content := consumeContent(p, u, 0.85, est, unc)
+					if got := logtext.Render(msgtext.English, store.LogConsume, content); hasHan(got) {
+						t.Errorf("%q renders in English as %q", content, got)
+					}
+				}
+			}
+		}
+	}
+}
+
+func hasHan(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // The rules run on every call: they must not allocate.

@@ -209,7 +209,7 @@ func (s *Service) StartPay(ctx context.Context, who Payer, o *store.Order, metho
 		if method == payment.MethodBank {
 			var bank payment.BankConfig
 			_ = json.Unmarshal(c.Config, &bank)
-			return payment.Pay{Status: payment.PayReady, Note: payment.BankNote(bank, o.OrderNo)}
+			return payment.Pay{Status: payment.PayReady, Note: payment.BankNote(who.Lang, bank, o.OrderNo)}
 		}
 		prov := s.Providers[method]
 		if prov == nil {

@@ -204,14 +204,19 @@ func QueryText(r *http.Request, name string, maxChars int) (string, error) {
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Adapt turns h into an http.Handler that writes returned errors as the
-// envelope, in the language lang returns (nil: Chinese), read once per
-// request so a change of the option applies to the next request. Errors
+// envelope, in the reader's language: the one the request's
+// Accept-Language asks for (zh or en, msgtext.FromAcceptLanguage; the
+// console sends its chosen language), else the one lang returns (the
+// site's MessageLanguage; nil: Chinese), read once per request so a change
+// of the option applies to the next request. Errors
 // that are not *Error are internal: logged, and answered with a generic
 // message so no detail leaks.
 func Adapt(log *slog.Logger, lang func() msgtext.Lang, h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l := msgtext.Chinese
-		if lang != nil {
+		if asked, ok := msgtext.FromAcceptLanguage(r.Header.Get("Accept-Language")); ok {
+			l = asked
+		} else if lang != nil {
 			l = lang()
 		}
 		r = r.WithContext(context.WithValue(r.Context(), langKey{}, l))

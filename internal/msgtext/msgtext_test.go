@@ -116,7 +116,7 @@ func TestEveryMessageTranslated(t *testing.T) {
 			}
 			if d.IsDir() {
 				switch d.Name() {
-				case "apptest", "paytest", "msgtext", "testdata":
+				case "apptest", "paytest", "msgtext", "testdata", "logtext":
 					return filepath.SkipDir
 				}
 				return nil

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/modelgate/modelgate/internal/msgtext"
 )
 
 // ChannelSetting is one channel's stored setting (spec: Payment channel
@@ -191,9 +192,10 @@ func SetFile(method string, config json.RawMessage, field, path string) json.Raw
 	return norm
 }
 
-// BankNote is the bank channel's pay.note: the transfer instructions and
-// the order number to put in the remarks.
-func BankNote(c BankConfig, orderNo string) string {
-	return fmt.Sprintf("户名:%s;账号:%s;开户行:%s %s;转账备注请填写订单号 %s。%s",
+// BankNote is the bank channel's pay.note in the payer's language: the
+// transfer instructions and the order number to put in the remarks. The
+// account's details and the operator's notes are data, shown as written.
+func BankNote(lang msgtext.Lang, c BankConfig, orderNo string) string {
+	return msgtext.Render(lang, "户名:%s;账号:%s;开户行:%s %s;转账备注请填写订单号 %s。%s",
 		c.AccountName, c.AccountNo, c.BankName, c.Branch, orderNo, c.Notes)
 }

@@ -67,7 +67,8 @@ func TestBillingCacheAndTiers(t *testing.T) {
 				{below, 2820, 2370, ""},
 				// 1500 > 1000: the tier for every part. 400×6 + 600×0.6 + 300×7.5 + 200×12 + 100×22.5;
 				// without writes 900×6 + 600×0.6 + 100×22.5.
-				{above, 9660, 8010, "上下文超过 1000 tokens 档"},
+				// Read through the API: the count in zh's number format.
+				{above, 9660, 8010, "上下文超过 1,000 tokens 档"},
 			} {
 				up.SetBehavior(c.b)
 				want, wantWrite, wantWrite1h := c.noWrit, int64(0), int64(0)

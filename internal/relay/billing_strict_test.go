@@ -11,6 +11,8 @@ import (
 	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
 	"github.com/modelgate/modelgate/internal/channel"
+	"github.com/modelgate/modelgate/internal/logtext"
+	"github.com/modelgate/modelgate/internal/msgtext"
 	"github.com/modelgate/modelgate/internal/relay"
 )
 
@@ -278,7 +280,7 @@ func TestStrictBillingChargesAtMostTheHold(t *testing.T) {
 	s.checkNotNegative(t, acct)
 	logs := s.g.ConsumeLogs()
 	uncollected := tokenCost(2, 8, 0, fakeupstream.DefaultPromptTokens, hugeCompletion, 0, 1) - money
-	if len(logs) != 1 || logs[0].Quota != money || !strings.Contains(logs[0].Content, "超出预扣 "+itoa(uncollected)+" 额度未收取") {
+	if len(logs) != 1 || logs[0].Quota != money || !strings.Contains(logs[0].Content, "(超出预扣的 "+logtext.Money(msgtext.Chinese, uncollected)+" 未收取)") {
 		t.Fatalf("logs %+v, want one of %d noting %d uncollected", logs, money, uncollected)
 	}
 	if left := s.g.Quota(s.g.UserID); left != 0 {

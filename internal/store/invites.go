@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/modelgate/modelgate/internal/logtext"
 )
 
 // RewardInviter credits the inviter of user inviteeID with amount, once per
@@ -38,7 +40,7 @@ func (tx *Tx) RewardInviter(inviteeID, amount int64) error {
 	if err := tx.AddUserQuota(inviter.ID, amount); err != nil {
 		return fmt.Errorf("reward inviter %d: %w", inviter.ID, err)
 	}
-	content := fmt.Sprintf("邀请用户 %s 首次付费,获得邀请奖励额度 %d", invitee.Username, amount)
+	content := fmt.Sprintf(logtext.InviteReward, invitee.Username, amount)
 	return tx.InsertLogs([]Log{{UserID: inviter.ID, Username: inviter.Username, Group: inviter.Group, Type: LogTopup, Quota: amount, Content: content}})
 }
 
@@ -93,7 +95,7 @@ func (s *Store) CreateAccount(ctx context.Context, a NewAccount) error {
 			return err
 		}
 		a.User.Quota += a.InviteeBonus
-		content := fmt.Sprintf("通过邀请注册,获得奖励额度 %d", a.InviteeBonus)
+		content := fmt.Sprintf(logtext.InviteeBonus, a.InviteeBonus)
 		return tx.InsertLogs([]Log{{UserID: a.User.ID, Username: a.User.Username, Group: a.User.Group, Type: LogTopup, Quota: a.InviteeBonus, Content: content}})
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/modelgate/modelgate/internal/logtext"
 	"github.com/modelgate/modelgate/internal/order"
 	"github.com/modelgate/modelgate/internal/payment"
 	"github.com/modelgate/modelgate/internal/plan"
@@ -156,7 +157,7 @@ func (tx *Tx) creditTopup(o Order) error {
 			return fmt.Errorf("credit order %s: %w", o.OrderNo, err)
 		}
 	}
-	content := fmt.Sprintf("在线充值 %.2f 元,订单 %s,支付方式 %s,获得额度 %d", order.CNY(o.AmountCents), o.OrderNo, o.PayMethod, o.BonusQuota)
+	content := fmt.Sprintf(logtext.OrderTopup, order.CNY(o.AmountCents), o.OrderNo, o.PayMethod, o.BonusQuota)
 	return tx.InsertLogs([]Log{{UserID: u.ID, Username: u.Username, Group: u.Group, Type: LogTopup, Quota: o.BonusQuota, Content: content}})
 }
 

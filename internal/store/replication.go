@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"gorm.io/gorm"
+
+	"github.com/modelgate/modelgate/internal/logtext"
 )
 
 // This file is the surface the replication package (internal/cluster/replica)
@@ -229,4 +231,4 @@ func (p Page) Apply(db *gorm.DB) *gorm.DB { return p.apply(db) }
 
 // FirstStartLog is the content of the system log every node writes with
 // its root at first start: a seed, not replicated (docs/cluster.md).
-const FirstStartLog = "首次启动: 创建 root 用户"
+const FirstStartLog = logtext.FirstStart

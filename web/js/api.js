@@ -1,6 +1,10 @@
 // The /api client. The session is the HttpOnly cookie the server sets on
 // login; this module never sees or stores a password beyond the one login
 // request. Every answer is the envelope {success, message, data, total}.
+// Every request names the console's chosen language in Accept-Language, so
+// the server writes its messages, log details and bank instructions in it
+// (not in the browser's language, nor the site's default).
+import { lang } from './i18n.js';
 
 // ApiError carries the server's message as it came (already in the
 // server's language) and the HTTP status.
@@ -14,7 +18,7 @@ export class ApiError extends Error {
 // call sends one request and resolves to the envelope, or rejects with an
 // ApiError when success is false or the answer is not the envelope.
 export async function call(method, path, body) {
-  const init = { method, credentials: 'same-origin', headers: {} };
+  const init = { method, credentials: 'same-origin', headers: { 'Accept-Language': lang() } };
   if (body instanceof FormData) {
     // A multipart upload: the browser writes the Content-Type with its boundary.
     init.body = body;

@@ -1,10 +1,10 @@
 // The console's entry: loads the public status and the session user, then
 // renders the page for the current path inside the layout.
-import { render } from 'preact';
+import { Fragment, render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { get } from './api.js';
-import { onLangChange, t } from './i18n.js';
+import { lang, onLangChange, t } from './i18n.js';
 import { applyTheme, currentTheme, nextTheme, setTheme } from './theme.js';
 import { navigate, usePath } from './router.js';
 import { guestRoutes, routes } from './routes.js';
@@ -70,7 +70,9 @@ function App() {
   else if (!route) page = html`<h1>${t('ui.notFound')}</h1>`;
   else if (user.role < route.role) page = html`<${Alert} error=${t('ui.forbidden')} />`;
   else page = html`<${route.page} session=${session} />`;
-  return html`<${Layout} session=${session} path=${path} theme=${theme} onTheme=${toggleTheme} onLogout=${logout}>${page}<//>`;
+  // A change of language mounts the page afresh: it fetches again, so the
+  // server's texts (log details, bank instructions) come in the new one.
+  return html`<${Layout} session=${session} path=${path} theme=${theme} onTheme=${toggleTheme} onLogout=${logout}><${Fragment} key=${lang()}>${page}<//><//>`;
 }
 
 applyTheme(currentTheme());

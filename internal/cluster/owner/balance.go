@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/modelgate/modelgate/internal/logtext"
 	"github.com/modelgate/modelgate/internal/store"
 	"github.com/modelgate/modelgate/internal/token"
 )
@@ -242,7 +243,7 @@ func quotaLog(admin string, c *store.QuotaChange) func(before store.User) *store
 		}
 		return &store.Log{
 			UserID: before.ID, Username: before.Username, Type: store.LogAdmin, Group: before.Group,
-			Content: fmt.Sprintf("管理员 %s 将用户额度从 %d 修改为 %d", admin, c.Before, c.After),
+			Content: fmt.Sprintf(logtext.AdminSetQuota, admin, c.Before, c.After),
 		}
 	}
 }
