@@ -17,6 +17,7 @@ import (
 // receives what its peers wrote while it was dead, and what it wrote just
 // before dying still reaches them (issue 11, "Done when").
 func TestKilledClusterNodeCatchesUp(t *testing.T) {
+	apptest.Parallel(t)
 	if testing.Short() {
 		t.Skip("builds and kills a real process")
 	}

@@ -15,6 +15,7 @@ import (
 // then settles it, once its charges from before the kill have arrived,
 // and the balance ends exact (docs/decisions/cluster-grants.md).
 func TestKilledGranteeSettlesItsGrants(t *testing.T) {
+	apptest.Parallel(t)
 	if testing.Short() {
 		t.Skip("builds and kills a real process")
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"database/sql"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
@@ -19,6 +21,7 @@ import (
 // the MySQL driver and failed with "default addr for network 'localhost'
 // unknown". The password is not repeated.
 func TestUnrecognisedDSNListsTheAcceptedForms(t *testing.T) {
+	apptest.Parallel(t)
 	bin := buildGateway(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "SQL_DSN=modelgate:hunter2@localhost/modelgate", "PORT=0", "DATA_DIR="+t.TempDir())
@@ -45,6 +48,7 @@ func TestUnrecognisedDSNListsTheAcceptedForms(t *testing.T) {
 // the keyword/value form of that URL, quoted values included, and its tables
 // land in the schema the settings name.
 func TestKeywordValueDSNOpensPostgres(t *testing.T) {
+	apptest.Parallel(t)
 	var pgURL string
 	for _, e := range storetest.Engines() {
 		if e.Name == "postgres" {
@@ -81,6 +85,7 @@ func TestKeywordValueDSNOpensPostgres(t *testing.T) {
 // With MODELGATE_TEST_MYSQL_DSN set, the gateway opens MySQL/MariaDB from
 // a mysql:// URL of that database.
 func TestMySQLURLOpensMySQL(t *testing.T) {
+	apptest.Parallel(t)
 	var driverDSN string
 	for _, e := range storetest.Engines() {
 		if e.Name == "mysql" {
@@ -136,12 +141,41 @@ func quoteLibpq(v string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
 }
 
-// buildGateway builds this command into the test's temp dir.
+// buildGateway builds this command once per test run and returns the
+// binary; the tests that run it as a process share it (a build is seconds
+// of CPU, most of this package's time when each test built its own). The
+// first caller builds; a failed build fails every caller.
 func buildGateway(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "modelgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	gateway.once.Do(func() {
+		dir, err := os.MkdirTemp("", "modelgate-cmd-test-")
+		if err != nil {
+			gateway.err = err
+			return
+		}
+		gateway.dir = dir
+		gateway.bin = filepath.Join(dir, "modelgate")
+		if out, err := exec.Command("go", "build", "-o", gateway.bin, ".").CombinedOutput(); err != nil {
+			gateway.err = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if gateway.err != nil {
+		t.Fatalf("build: %v", gateway.err)
 	}
-	return bin
+	return gateway.bin
+}
+
+// gateway is the binary buildGateway built; TestMain removes its dir.
+var gateway struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if gateway.dir != "" {
+		os.RemoveAll(gateway.dir)
+	}
+	os.Exit(code)
 }

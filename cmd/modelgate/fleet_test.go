@@ -32,6 +32,7 @@ const fleetSize = 5
 // MariaDB/MySQL, each in a database created for the run and dropped after;
 // skipped only when the engine's DSN is unset.
 func TestFleetStartsTogetherOnAnEmptyDatabase(t *testing.T) {
+	apptest.Parallel(t)
 	engines := map[string]string{"postgres": storetest.EnvPostgres, "mysql": storetest.EnvMySQL}
 	var bin string
 	if os.Getenv(storetest.EnvPostgres) != "" || os.Getenv(storetest.EnvMySQL) != "" {

@@ -263,6 +263,7 @@ func importEnv(cfg config.Config) func(string) string {
 }
 
 func TestImportOneAPIAndNewAPI(t *testing.T) {
+	apptest.Parallel(t)
 	for _, system := range []string{"one-api", "new-api"} {
 		t.Run(system, func(t *testing.T) { testImport(t, system) })
 	}
@@ -524,6 +525,7 @@ func testImport(t *testing.T, system string) {
 // A source that fails half way leaves the target empty: the import is one
 // transaction, and the failure is reported.
 func TestImportBrokenSourceLeavesTargetEmpty(t *testing.T) {
+	apptest.Parallel(t)
 	src := openSrc(t, "sqlite")
 	src.fixture("one-api", "http://127.0.0.1:1")
 	// Logs are read last, inside the transaction that already holds the
@@ -547,6 +549,7 @@ func TestImportBrokenSourceLeavesTargetEmpty(t *testing.T) {
 }
 
 func TestImportRefusesBadArguments(t *testing.T) {
+	apptest.Parallel(t)
 	cfg := apptest.Config(t)
 	var out bytes.Buffer
 	for _, args := range [][]string{
@@ -564,6 +567,7 @@ func TestImportRefusesBadArguments(t *testing.T) {
 
 // The source may be a MySQL or PostgreSQL database of the old gateway.
 func TestImportFromServerDatabases(t *testing.T) {
+	apptest.Parallel(t)
 	for _, engine := range []string{"mysql", "postgres"} {
 		for _, system := range []string{"one-api", "new-api"} {
 			t.Run(engine+"/"+system, func(t *testing.T) {
@@ -595,6 +599,7 @@ func TestImportFromServerDatabases(t *testing.T) {
 // The built command: a report on stdout and exit 0, then, into the same
 // database, a refusal on stderr and a non-zero exit.
 func TestImportBinary(t *testing.T) {
+	apptest.Parallel(t)
 	src := openSrc(t, "sqlite")
 	src.fixture("one-api", "http://127.0.0.1:1")
 	bin := buildGateway(t)
@@ -621,6 +626,7 @@ func TestImportBinary(t *testing.T) {
 // Rows no modelgate column can hold, or beyond its limits, are cleaned,
 // clamped or left out, each listed; the gateway starts over the result.
 func TestImportHostileRows(t *testing.T) {
+	apptest.Parallel(t)
 	src := openSrc(t, "sqlite")
 	src.fixture("one-api", "http://127.0.0.1:1")
 	src.insert("users", map[string]any{"id": 40, "username": "eve", "password": hash(t, "eve-old-pw"), "display_name": "E\x00ve\xff",

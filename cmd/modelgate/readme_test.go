@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelgate/modelgate/internal/apptest"
 	"github.com/modelgate/modelgate/internal/apptest/fakeupstream"
 )
 
@@ -23,6 +24,7 @@ const quickStartMarker = "# modelgate quick start"
 // against a fake OpenAI upstream, and the final chat call answers. A renamed
 // field, a changed route or a broken jq filter in the README fails here.
 func TestReadmeQuickStartRuns(t *testing.T) {
+	apptest.Parallel(t)
 	for _, tool := range []string{"bash", "curl", "jq", "od"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("the quick start needs %s", tool)

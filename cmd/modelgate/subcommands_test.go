@@ -10,11 +10,13 @@ import (
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/app"
+	"github.com/modelgate/modelgate/internal/apptest"
 )
 
 // `modelgate healthcheck` passes while a gateway serves on LISTEN_ADDR and
 // fails when nothing listens there or /healthz does not answer 200.
 func TestHealthcheckAsksTheGatewaysHealthz(t *testing.T) {
+	apptest.Parallel(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +63,7 @@ func TestHealthcheckAsksTheGatewaysHealthz(t *testing.T) {
 }
 
 func TestProbeAddr(t *testing.T) {
+	apptest.Parallel(t)
 	for in, want := range map[string]string{
 		":3000": "127.0.0.1:3000", "0.0.0.0:3000": "127.0.0.1:3000", "[::]:3000": "127.0.0.1:3000",
 		"127.0.0.1:8080": "127.0.0.1:8080", "[::1]:3000": "[::1]:3000", "10.1.2.3:3000": "10.1.2.3:3000",
@@ -72,6 +75,7 @@ func TestProbeAddr(t *testing.T) {
 }
 
 func TestVersionNamesTheRelease(t *testing.T) {
+	apptest.Parallel(t)
 	var out bytes.Buffer
 	printVersion(&out)
 	if !strings.HasPrefix(out.String(), "modelgate "+app.Version+" (go") {

@@ -67,6 +67,7 @@ func register(name, email, code string) map[string]string {
 }
 
 func TestRegistrationNeedsTheMailedCode(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, map[string]any{"EmailVerificationEnabled": true})
 	c := m.e.Client()
 	c.Fail("POST", "/api/user/register", register("ann", "", ""), http.StatusOK, api.MsgCodeRequired)
@@ -103,6 +104,7 @@ func TestRegistrationNeedsTheMailedCode(t *testing.T) {
 }
 
 func TestVerificationCodeExpiresAndIsSingleUse(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, map[string]any{"EmailVerificationEnabled": true})
 	c := m.e.Client()
 	c.OK("GET", "/api/verification?email=bo@example.com", nil)
@@ -125,6 +127,7 @@ func TestVerificationCodeExpiresAndIsSingleUse(t *testing.T) {
 }
 
 func TestParallelRegistrationsUseOneCodeOnce(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, map[string]any{"EmailVerificationEnabled": true})
 	c := m.e.Client()
 	// Parallel code requests for one address mail one code.
@@ -156,6 +159,7 @@ func TestParallelRegistrationsUseOneCodeOnce(t *testing.T) {
 }
 
 func TestEmailDomainWhitelist(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, map[string]any{"EmailVerificationEnabled": true,
 		"EmailDomainRestrictionEnabled": true, "EmailDomainWhitelist": "example.com, Corp.example"})
 	c := m.e.Client()
@@ -168,6 +172,7 @@ func TestEmailDomainWhitelist(t *testing.T) {
 }
 
 func TestMailFailureIsAnsweredAndRetryable(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, map[string]any{"EmailVerificationEnabled": true})
 	c := m.e.Client()
 	m.smtp.SetFailing(true)
@@ -183,6 +188,7 @@ func TestMailFailureIsAnsweredAndRetryable(t *testing.T) {
 var resetLink = regexp.MustCompile(`href="([^"]+)"`)
 
 func TestPasswordResetByMail(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, map[string]any{"ServerAddress": "https://gate.example/"})
 	user, id := m.e.NewUser("fay", 1)
 	m.root.OK("PUT", "/api/user/", map[string]any{"id": id, "email": "fay@example.com"})
@@ -231,6 +237,7 @@ func TestPasswordResetByMail(t *testing.T) {
 }
 
 func TestBindEmail(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, nil)
 	user, _ := m.e.NewUser("gil", 1)
 	user.OK("GET", "/api/verification?email=gil@example.com", nil)
@@ -260,6 +267,7 @@ func TestBindEmail(t *testing.T) {
 }
 
 func TestAccountRateLimits(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, nil)
 	c := m.e.Client()
 	// Per email: 5 reset mails an hour (answered the same way whether
@@ -280,6 +288,7 @@ func TestAccountRateLimits(t *testing.T) {
 }
 
 func TestPasswordLoginAndRegisterSwitches(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, map[string]any{"PasswordLoginEnabled": false, "PasswordRegisterEnabled": false})
 	m.e.Client().Fail("POST", "/api/user/register", map[string]string{"username": "ivy", "password": "password-1"}, http.StatusOK, api.MsgPasswordRegisterOff)
 	m.root.OK("POST", "/api/user/", map[string]any{"username": "ivy", "password": "password-ivy"})
@@ -299,6 +308,7 @@ func TestPasswordLoginAndRegisterSwitches(t *testing.T) {
 // Bad bytes in every account input are refused with a message and change
 // nothing (PostgreSQL would refuse a NUL in a query with a server error).
 func TestAccountInputsWithBadBytes(t *testing.T) {
+	apptest.Parallel(t)
 	m := newMailSite(t, map[string]any{"EmailVerificationEnabled": true})
 	c := m.e.Client()
 	for _, bad := range []string{"a\x00@example.com", "a\xff@example.com"} {

@@ -58,6 +58,7 @@ func fakeGitHub(t *testing.T, clientID, secret string) (srv *httptest.Server, gr
 }
 
 func TestGitHubSignIn(t *testing.T) {
+	apptest.Parallel(t)
 	gh, grant := fakeGitHub(t, "gh-client", "gh-secret")
 	e := apptest.New(t, "GITHUB_OAUTH_BASE_URL", gh.URL, "GITHUB_API_BASE_URL", gh.URL)
 	root := e.Root()

@@ -56,6 +56,7 @@ func (o *oidcSite) signIn(t *testing.T, c *apptest.Client) *apptest.Response {
 }
 
 func TestOIDCCreatesLogsInAndBinds(t *testing.T) {
+	apptest.Parallel(t)
 	o := newOIDCSite(t)
 	o.idp.SetUser(oidcfake.User{Subject: "sub-1", PreferredUsername: "root", Email: "rooty@example.com", EmailVerified: true})
 	c := o.e.Client()
@@ -105,6 +106,7 @@ func TestOIDCCreatesLogsInAndBinds(t *testing.T) {
 }
 
 func TestOIDCRefusesBadStateAndTokens(t *testing.T) {
+	apptest.Parallel(t)
 	o := newOIDCSite(t)
 	o.idp.SetUser(oidcfake.User{Subject: "sub-9", PreferredUsername: "kate"})
 	c := o.e.Client()
@@ -146,6 +148,7 @@ func TestOIDCRefusesBadStateAndTokens(t *testing.T) {
 }
 
 func TestOIDCRegistrationClosed(t *testing.T) {
+	apptest.Parallel(t)
 	o := newOIDCSite(t)
 	o.root.OK("PUT", "/api/option/", map[string]any{"key": "RegisterEnabled", "value": false})
 	o.idp.SetUser(oidcfake.User{Subject: "sub-x", PreferredUsername: "leo"})

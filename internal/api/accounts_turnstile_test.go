@@ -37,6 +37,7 @@ func fakeSiteverify(t *testing.T, secret, token string) (*httptest.Server, *atom
 }
 
 func TestTurnstileGuardsRegistrationAndMails(t *testing.T) {
+	apptest.Parallel(t)
 	sv, calls := fakeSiteverify(t, "ts-secret", "good-token")
 	e := apptest.New(t, "TURNSTILE_VERIFY_URL", sv.URL)
 	root := e.Root()

@@ -96,6 +96,7 @@ func closedURL(t *testing.T) string {
 }
 
 func TestChannelKeyIsWriteOnly(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	up := newFakeUpstream(t, 0, http.StatusOK)
@@ -147,6 +148,7 @@ func TestChannelKeyIsWriteOnly(t *testing.T) {
 }
 
 func TestChannelTestRecordsOutcome(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	up := newFakeUpstream(t, 30*time.Millisecond, http.StatusOK)
@@ -206,6 +208,7 @@ func TestChannelTestRecordsOutcome(t *testing.T) {
 // The test call goes through the channel's own dialect: an Anthropic
 // channel gets a Messages call with its key in x-api-key, and a mapped model.
 func TestChannelTestSpeaksTheDialect(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	up := fakeupstream.New(t)
@@ -219,6 +222,7 @@ func TestChannelTestSpeaksTheDialect(t *testing.T) {
 }
 
 func TestChannelDefaults(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	ch := createChannel(t, root, map[string]any{"name": " plain ", "models": " a , b,a,, "})
@@ -242,6 +246,7 @@ func TestChannelDefaults(t *testing.T) {
 }
 
 func TestChannelValidationChangesNothing(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	userC, _ := e.NewUser("val", user.RoleUser)
@@ -297,6 +302,7 @@ func TestChannelValidationChangesNothing(t *testing.T) {
 }
 
 func TestAbilitiesFollowChannels(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	plain, _ := e.NewUser("plain", user.RoleUser)
@@ -347,6 +353,7 @@ func TestAbilitiesFollowChannels(t *testing.T) {
 }
 
 func TestChannelListAndSearch(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	first := createChannel(t, root, map[string]any{"name": "alpha", "models": "gpt-4o", "base_url": "https://one.example.com"})
@@ -394,6 +401,7 @@ func TestChannelListAndSearch(t *testing.T) {
 }
 
 func TestGroupList(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	// Seeded group prices and root's own group.
@@ -415,6 +423,7 @@ func TestGroupList(t *testing.T) {
 }
 
 func TestChannelRoleBoundary(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	ch := createChannel(t, root, map[string]any{"name": "c", "key": "k", "models": "m", "base_url": closedURL(t)})

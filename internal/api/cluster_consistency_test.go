@@ -55,6 +55,7 @@ func settled(t *testing.T, nodes []*apptest.Env) {
 // row changed behind replication's back on one node shows as exactly its
 // table, against that node only.
 func TestClusterConsistencyCheck(t *testing.T) {
+	apptest.Parallel(t)
 	c := newTrio(t)
 	_, alice := c.nodes[0].NewUser("alice", user.RoleUser)
 	c.onAll(t, "alice", func(root *apptest.Client) bool { _, ok := userOn(t, root, alice); return ok })
@@ -113,6 +114,7 @@ func TestClusterConsistencyCheck(t *testing.T) {
 // received, then resyncs from node 1's snapshot: both end equal, the
 // top-ups counted once each, node 2's root unchanged.
 func TestClusterResync(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2)
 	a, b := nodes[0], nodes[1]
 	rootA, rootB := a.Root(), b.Root()
@@ -199,6 +201,7 @@ func TestClusterResync(t *testing.T) {
 // an event the database refused, with their metadata and never their
 // data; a dismissed failed event is gone.
 func TestClusterFailedAndParkedEvents(t *testing.T) {
+	apptest.Parallel(t)
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	a, b := newSource(t, 7), newSource(t, 8)
@@ -274,6 +277,7 @@ func TestClusterFailedAndParkedEvents(t *testing.T) {
 // events (gone from its outbox before the source applied them) is refused
 // unless forced; forced, the node takes the source's data.
 func TestClusterResyncOwnEventsGone(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2)
 	a, b := nodes[0], nodes[1]
 	rootA, rootB := a.Root(), b.Root()
@@ -327,6 +331,7 @@ func TestClusterResyncOwnEventsGone(t *testing.T) {
 
 // With CLUSTER_SYNC_LOGS=false logs stay per node: they are not compared.
 func TestClusterConsistencyWithoutLogs(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2, "CLUSTER_SYNC_LOGS", "false")
 	_, alice := nodes[0].NewUser("alice", user.RoleUser)
 	nodes[0].Root().OK("POST", "/api/topup", map[string]any{"user_id": alice, "quota": 100}) // a top-up log on node 1 only

@@ -15,6 +15,7 @@ import (
 // users.updated_at on the node that took it, and the rows differed across
 // the cluster for good (found by cmd/clustersoak).
 func TestClusterTopupLeavesRowsEqual(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2)
 	_, id := nodes[0].NewUser("bob", user.RoleUser)
 	root2 := nodes[1].Root()
@@ -51,6 +52,7 @@ func TestClusterTopupLeavesRowsEqual(t *testing.T) {
 // created the row without them. The balance a user was created with used
 // to be lost on such a node (found by cmd/clustersoak).
 func TestClusterInsertOvertakenKeepsCounters(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := make([]*apptest.Env, 3)
 	roots := make([]*apptest.Client, 3)
 	for i := range nodes {

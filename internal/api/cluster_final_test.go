@@ -36,6 +36,7 @@ func syncFrom(t *testing.T, e *apptest.Env, seq int64, table string, pk int64, r
 // must not make the owner's code unused or its order pending again: the
 // owner would credit it a second time.
 func TestClusterFinalStatesWin(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.NewNode(t, 1, apptest.NodeSecret(1))
 	root := e.Root()
 	enableBank(root)

@@ -141,6 +141,7 @@ func grantsBack(t *testing.T, gs []*apptest.Gateway) {
 }
 
 func TestClusterPartitionNeverOverspends(t *testing.T) {
+	apptest.Parallel(t)
 	const balance = 900_000
 	gs, links := grantCluster(t, balance)
 	// Every node spends a little first, nodes 3 and 2 first: they hold
@@ -195,6 +196,7 @@ func TestClusterPartitionNeverOverspends(t *testing.T) {
 // spent through its owner's grants too: a 3-way partition spends at most
 // the key's remain_quota, from a balance much larger.
 func TestClusterPartitionNeverOverspendsAKey(t *testing.T) {
+	apptest.Parallel(t)
 	const limit = 1_200_000
 	gs, links := grantCluster(t, 10_000_000)
 	tok := gs[0].User.CreateToken(map[string]any{"name": "limited", "remain_quota": limit, "unlimited_quota": false})
@@ -246,6 +248,7 @@ func TestClusterPartitionNeverOverspendsAKey(t *testing.T) {
 }
 
 func TestClusterGrantServesAndGoesBack(t *testing.T) {
+	apptest.Parallel(t)
 	gs, _ := grantCluster(t, 10_000_000)
 	for i := range 10 {
 		g := gs[1+i%2]
@@ -270,6 +273,7 @@ func TestClusterGrantServesAndGoesBack(t *testing.T) {
 }
 
 func TestClusterOwnerDownServesSliceThenRefuses(t *testing.T) {
+	apptest.Parallel(t)
 	gs, _ := grantCluster(t, 10_000_000)
 	g := gs[1]
 	if r := g.Env.Call(g.Key, "POST", "/v1/chat/completions", grantCall()); r.Status != 200 {
@@ -309,6 +313,7 @@ func TestClusterOwnerDownServesSliceThenRefuses(t *testing.T) {
 // timeout, and the 503 that follows is the designed answer, not a defect;
 // what grants guarantee is tested above.
 func TestClusterGrantLatency(t *testing.T) {
+	apptest.Parallel(t)
 	if os.Getenv("MODELGATE_MEASURE_GRANTS") == "" {
 		t.Skip("a measurement: set MODELGATE_MEASURE_GRANTS=1 to run it")
 	}
@@ -341,6 +346,7 @@ func TestClusterGrantLatency(t *testing.T) {
 // TestClusterReleaseGoneNodeGrants: root gives back what a node cut off
 // for good still holds, once that node is disabled.
 func TestClusterReleaseGoneNodeGrants(t *testing.T) {
+	apptest.Parallel(t)
 	gs, links := grantCluster(t, 10_000_000)
 	if r := gs[1].Env.Call(gs[1].Key, "POST", "/v1/chat/completions", grantCall()); r.Status != 200 {
 		t.Fatalf("call on node 2: %d %s", r.Status, r.Body)
@@ -371,6 +377,7 @@ func TestClusterReleaseGoneNodeGrants(t *testing.T) {
 // cluster (disabled here) owns no balances for this node any more: its
 // users are served against this node's view, as before grants.
 func TestClusterRemovedOwnerSpendsLocally(t *testing.T) {
+	apptest.Parallel(t)
 	gs, links := grantCluster(t, 10_000_000)
 	links.Cut(1, 2)
 	g := gs[1]
@@ -389,6 +396,7 @@ func TestClusterRemovedOwnerSpendsLocally(t *testing.T) {
 // restart; the owner first applies its earlier charges, then drops what
 // was left of the earlier grant, exactly.
 func TestClusterRestartedGranteeSettlesItsGrants(t *testing.T) {
+	apptest.Parallel(t)
 	gs, links := grantCluster(t, 10_000_000)
 	for range 3 {
 		if r := gs[1].Env.Call(gs[1].Key, "POST", "/v1/chat/completions", grantCall()); r.Status != 200 {
@@ -416,6 +424,7 @@ func TestClusterRestartedGranteeSettlesItsGrants(t *testing.T) {
 // grant for, or give back the grant of, another node: the body's node_id
 // must be the signing sender; the grants stay as they were.
 func TestClusterGrantOnlyForTheSender(t *testing.T) {
+	apptest.Parallel(t)
 	gs, _ := grantCluster(t, 10_000_000)
 	owner := gs[0].Env
 	for _, amount := range []int64{1_000_000, -1_000_000} {

@@ -107,6 +107,7 @@ func selfID(t *testing.T, c *apptest.Client) int64 {
 // seeds replaced; what node 1 pushes afterwards (its whole outbox) applies
 // once; changes flow both ways after.
 func TestClusterJoinNewNode(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2)
 	up := fakeupstream.New(t)
 	g := nodes[0].NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -203,6 +204,7 @@ func TestClusterJoinNewNode(t *testing.T) {
 // secret, a disabled one, an unreachable one and a wrong secret are refused
 // with clear messages, and nothing changes.
 func TestClusterJoinRefusals(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 1)
 	root1 := nodes[0].Root()
 	root1.OK("POST", "/api/group_price/", map[string]any{"group_name": "gold", "discount": 0.8})
@@ -272,6 +274,7 @@ func TestClusterJoinRefusals(t *testing.T) {
 // a stream cut anywhere, or with a garbled line, changes nothing, and the
 // node can then load the whole one.
 func TestClusterJoinCutSnapshot(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 1)
 	nodes[0].NewUser("alice", user.RoleUser)
 	lines := snapshotLines(t, nodes[0])

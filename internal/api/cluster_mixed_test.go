@@ -14,6 +14,7 @@ import (
 // decoded into their Go types, so bools, floats, NULLs and big integers
 // come out the same on every engine.
 func TestClusterAcrossEngines(t *testing.T) {
+	apptest.Parallel(t)
 	engines := storetest.Engines()
 	if len(engines) < 2 {
 		t.Skip("needs a server engine: set MODELGATE_TEST_POSTGRES_DSN or MODELGATE_TEST_MYSQL_DSN")

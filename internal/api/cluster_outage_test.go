@@ -50,6 +50,7 @@ func burstArrived(t *testing.T, root *apptest.Client, uid, quota int64, name str
 }
 
 func TestClusterDisabledPeerCatchesUp(t *testing.T) {
+	apptest.Parallel(t)
 	c := newTrio(t)
 	rec := nodeRecordID(t, c.roots[0], 3)
 	c.roots[0].OK("DELETE", apptest.Path("/api/cluster_node/%d", rec), nil)
@@ -68,6 +69,7 @@ func TestClusterDisabledPeerCatchesUp(t *testing.T) {
 }
 
 func TestClusterPausedPeerCatchesUp(t *testing.T) {
+	apptest.Parallel(t)
 	c := newTrio(t)
 	c.nodes[2].Pause()
 	uid, _, quota := changeBurst(t, c, "whiledown")
@@ -92,6 +94,7 @@ func TestClusterPausedPeerCatchesUp(t *testing.T) {
 // Many writes of one row on two nodes at once end with the same value on
 // all three: last writer wins by (time, node), whatever the arrival order.
 func TestClusterConflictingUpdatesConverge(t *testing.T) {
+	apptest.Parallel(t)
 	c := newTrio(t)
 	_, uid := c.nodes[0].NewUser("contested", user.RoleUser)
 	mp := idOf(t, c.roots[0].OK("POST", "/api/model_price/", map[string]any{"model_name": "m-contested", "input_price": 1, "output_price": 1}))

@@ -97,6 +97,7 @@ func quotaIs(t *testing.T, nodes []*apptest.Env, roots []*apptest.Client, id, wa
 }
 
 func TestClusterRedeemForwardedToOwner(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 3)
 	roots := rootsOf(nodes)
 	keys := createCodes(t, roots[0], "owned by node 1", 5000, 2)
@@ -138,6 +139,7 @@ func TestClusterRedeemForwardedToOwner(t *testing.T) {
 }
 
 func TestClusterRedeemConcurrentExactlyOnce(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 3)
 	roots := rootsOf(nodes)
 	keys := createCodes(t, roots[0], "raced", 7000, 1)
@@ -190,6 +192,7 @@ func TestClusterRedeemConcurrentExactlyOnce(t *testing.T) {
 }
 
 func TestClusterOrderActivatedOnOwner(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 3)
 	roots := rootsOf(nodes)
 	for _, root := range roots {
@@ -258,6 +261,7 @@ func TestClusterOrderActivatedOnOwner(t *testing.T) {
 }
 
 func TestClusterOwnerDown(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 3)
 	roots := rootsOf(nodes)
 	enableBank(roots[0])
@@ -319,6 +323,7 @@ func nodeRecord(t *testing.T, root *apptest.Client, nodeID int) int64 {
 }
 
 func TestClusterNotifyForwardedToOwner(t *testing.T) {
+	apptest.Parallel(t)
 	const appID, mchID, apiKey = "wx-test-app", "1900000109", "0123456789abcdef0123456789abcdef"
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		answer := map[string]string{"return_code": "SUCCESS", "result_code": "SUCCESS", "appid": appID, "mch_id": mchID,

@@ -40,6 +40,7 @@ func (c trio) relayGateway(t *testing.T, up *fakeupstream.Server) []*apptest.Gat
 }
 
 func TestClusterCachesFollowPeers(t *testing.T) {
+	apptest.Parallel(t)
 	up := fakeupstream.New(t)
 	c := newTrio(t)
 	gs := c.relayGateway(t, up)
@@ -75,6 +76,7 @@ func TestClusterCachesFollowPeers(t *testing.T) {
 }
 
 func TestClusterRelayChargeReachesPeers(t *testing.T) {
+	apptest.Parallel(t)
 	up := fakeupstream.New(t)
 	c := newTrio(t)
 	gs := c.relayGateway(t, up)
@@ -156,6 +158,7 @@ func TestClusterRelayChargeReachesPeers(t *testing.T) {
 }
 
 func TestClusterConcurrentTopupsSum(t *testing.T) {
+	apptest.Parallel(t)
 	c := newTrio(t)
 	_, id := c.nodes[0].NewUser("richie", 1)
 	c.onAll(t, "the user", func(r *apptest.Client) bool { _, ok := userOn(t, r, id); return ok })

@@ -105,6 +105,7 @@ func (c trio) loginEverywhere(t *testing.T, username string) []*apptest.Client {
 }
 
 func TestClusterReplicatesKeys(t *testing.T) {
+	apptest.Parallel(t)
 	c := newTrio(t)
 	_, uid := c.nodes[0].NewUser("keyowner", user.RoleUser)
 	users := c.loginEverywhere(t, "keyowner")
@@ -137,6 +138,7 @@ func TestClusterReplicatesKeys(t *testing.T) {
 }
 
 func TestClusterReplicatesPrices(t *testing.T) {
+	apptest.Parallel(t)
 	c := newTrio(t)
 	mp := idOf(t, c.roots[0].OK("POST", "/api/model_price/", map[string]any{"model_name": "m-repl", "input_price": 1.5, "output_price": 3}))
 	c.onAll(t, "the model price", func(r *apptest.Client) bool {
@@ -172,6 +174,7 @@ func TestClusterReplicatesPrices(t *testing.T) {
 }
 
 func TestClusterReplicatesPlansAndSubscriptions(t *testing.T) {
+	apptest.Parallel(t)
 	c := newTrio(t)
 	plan := createPlan(t, c.roots[0], planBody("replicated", "price", 12.5))
 	planPath := apptest.Path("/api/plan/%d", plan.ID)
@@ -209,6 +212,7 @@ func TestClusterReplicatesPlansAndSubscriptions(t *testing.T) {
 }
 
 func TestClusterReplicatesSettingsAndOrders(t *testing.T) {
+	apptest.Parallel(t)
 	c := newTrio(t)
 	// Settings made on node 1: top-up, a payment channel, an option.
 	enableBank(c.roots[0])

@@ -16,6 +16,7 @@ import (
 // peer as deleted logs with the rollups kept, and the spec's DELETE as
 // deleted logs and rollups.
 func TestClusterRollupsFollowReplicatedLogs(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2)
 	ctx := context.Background()
 	one, two := nodes[0].Root(), nodes[1].Root()

@@ -48,6 +48,7 @@ func appliedMark(t *testing.T, e *apptest.Env, origin int) int64 {
 }
 
 func TestClusterSyncRefusesOutOfSequence(t *testing.T) {
+	apptest.Parallel(t)
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	src := newSource(t, 7)
@@ -107,6 +108,7 @@ func TestClusterSyncRefusesOutOfSequence(t *testing.T) {
 }
 
 func TestClusterSyncRefusesFutureEvents(t *testing.T) {
+	apptest.Parallel(t)
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h", "CLUSTER_MAX_CLOCK_SKEW", "1m")
 	root := recv.Root()
 	_, uid := recv.NewUser("clocked", user.RoleUser)
@@ -219,6 +221,7 @@ func outboxAfter(t *testing.T, e *apptest.Env, after int64) int64 {
 // acknowledged (restored from a backup) refuses the next batch; the pusher
 // rewinds to the event it names and resends, so it misses nothing.
 func TestClusterPusherRewindsToTheEventNeeded(t *testing.T) {
+	apptest.Parallel(t)
 	var logs logBuffer
 	n1, n2 := loggedPair(t, &logs)
 	r1, r2 := n1.Root(), n2.Root()
@@ -265,6 +268,7 @@ func TestClusterPusherRewindsToTheEventNeeded(t *testing.T) {
 // so. A new peer that never had the pruned events is found the same way
 // through its refusal.
 func TestClusterPeerBehindRetentionNeedsResync(t *testing.T) {
+	apptest.Parallel(t)
 	var logs logBuffer
 	n1, n2 := loggedPair(t, &logs)
 	r1, r2 := n1.Root(), n2.Root()

@@ -62,6 +62,7 @@ func settles(t *testing.T, nodes []*apptest.Env, what string, cond func(e *appte
 }
 
 func TestClusterUserQuotaEditOnOwner(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 3)
 	roots := rootsOf(nodes)
 	_, uid := nodes[0].NewUser("erin", user.RoleUser)
@@ -111,6 +112,7 @@ func TestClusterUserQuotaEditOnOwner(t *testing.T) {
 }
 
 func TestClusterTokenRemainQuotaOnOwner(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 3)
 	roots := rootsOf(nodes)
 	frank1, uid := nodes[0].NewUser("frank", user.RoleUser)
@@ -160,6 +162,7 @@ func TestClusterTokenRemainQuotaOnOwner(t *testing.T) {
 }
 
 func TestClusterQuotaEditOwnerDown(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 3)
 	roots := rootsOf(nodes)
 	gina1, uid := nodes[0].NewUser("gina", user.RoleUser)
@@ -213,6 +216,7 @@ func TestClusterQuotaEditOwnerDown(t *testing.T) {
 // TestClusterSetQuotaRefused: the owner's endpoint takes only its own
 // rows, from a caller with its secret.
 func TestClusterSetQuotaRefused(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2)
 	_, uid := nodes[1].NewUser("hank", user.RoleUser)
 	if cluster.Owner(uid) != 2 {

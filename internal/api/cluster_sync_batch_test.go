@@ -109,6 +109,7 @@ func quotaOn(t *testing.T, root *apptest.Client, id int64) int64 {
 }
 
 func TestClusterSyncBatchRules(t *testing.T) {
+	apptest.Parallel(t)
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	src := newSource(t, 7)
@@ -220,6 +221,7 @@ func TestClusterSyncBatchRules(t *testing.T) {
 // once, all apply: a transaction the database aborts to break a deadlock
 // runs again instead of failing the push.
 func TestClusterSyncCrossingBatches(t *testing.T) {
+	apptest.Parallel(t)
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	_, u1 := recv.NewUser("cross1", user.RoleUser)
@@ -255,6 +257,7 @@ func TestClusterSyncCrossingBatches(t *testing.T) {
 }
 
 func TestClusterSyncRefusals(t *testing.T) {
+	apptest.Parallel(t)
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	_, uid := recv.NewUser("target", user.RoleUser)
@@ -332,6 +335,7 @@ func TestClusterSyncRefusals(t *testing.T) {
 // A delta for a row that has not arrived waits for it; a DELETE is not
 // undone by an older UPDATE that arrives after it.
 func TestClusterSyncOutOfOrder(t *testing.T) {
+	apptest.Parallel(t)
 	recv := apptest.NewNode(t, 1, apptest.NodeSecret(1), "CLUSTER_PING_INTERVAL", "1h")
 	root := recv.Root()
 	a, b := newSource(t, 7), newSource(t, 8)

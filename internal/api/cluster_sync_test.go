@@ -20,6 +20,7 @@ func userOn(t *testing.T, root *apptest.Client, id int64) (apptest.UserInfo, boo
 }
 
 func TestClusterReplicatesUsers(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 3)
 	roots := make([]*apptest.Client, len(nodes))
 	for i, n := range nodes {

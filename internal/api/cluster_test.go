@@ -48,6 +48,7 @@ func nodeBody(nodeID int, kv ...any) map[string]any {
 }
 
 func TestClusterModeOff(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	for _, r := range []struct{ method, path string }{
@@ -67,6 +68,7 @@ func TestClusterModeOff(t *testing.T) {
 }
 
 func TestClusterNodeAdmin(t *testing.T) {
+	apptest.Parallel(t)
 	e := clusterNode(t)
 	root := e.Root()
 
@@ -185,6 +187,7 @@ func TestClusterNodeAdmin(t *testing.T) {
 // A diagnostic ping of an unreachable node answers the failure with its
 // round trip, and records it.
 func TestClusterNodeDiagnosticPing(t *testing.T) {
+	apptest.Parallel(t)
 	e := clusterNode(t)
 	root := e.Root()
 	dead := apptest.NewNode(t, 2, "two-secret-0123456789", "CLUSTER_PING_INTERVAL", "1h")
@@ -206,6 +209,7 @@ func TestClusterNodeDiagnosticPing(t *testing.T) {
 }
 
 func TestClusterPingEndpoint(t *testing.T) {
+	apptest.Parallel(t)
 	e := clusterNode(t)
 	root := e.Root()
 	apptest.OKData[nodeInfo](root, "POST", "/api/cluster_node/", nodeBody(5, "secret_key", "five-secret"))

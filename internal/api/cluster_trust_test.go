@@ -65,6 +65,7 @@ func refusedCount(t *testing.T, e *apptest.Env, reason string) float64 {
 // and a DELETE of node 1's root) is refused in every forged form; signed
 // by a real peer its root changes are still skipped.
 func TestClusterTrustForgedSync(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2, "METRICS_TOKEN", apptest.MetricsToken)
 	n1, root1 := nodes[0], nodes[0].Root()
 	rootID := selfID(t, root1)
@@ -139,6 +140,7 @@ func TestClusterTrustForgedSync(t *testing.T) {
 // user to root; they are skipped, the rest of the batch applies, and the
 // root's other changes (its name) apply.
 func TestClusterRootIsPerNode(t *testing.T) {
+	apptest.Parallel(t)
 	n1 := apptest.NewCluster(t, 1)[0]
 	root1 := n1.Root()
 	rootID := selfID(t, root1)
@@ -214,6 +216,7 @@ func fakeNode(t *testing.T) *hits {
 // address, signed with anything but node 2's secret, leaves node 2's
 // record as it is, and node 2 still gets node 1's events.
 func TestClusterPingCannotRedirect(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2)
 	n1, root1 := nodes[0], nodes[0].Root()
 	fake := fakeNode(t)
@@ -248,6 +251,7 @@ func TestClusterPingCannotRedirect(t *testing.T) {
 // records it without the secret it sent, shown awaiting_secret; nothing
 // is pushed to it or trusted from it until root sets its secret.
 func TestClusterUnknownPingerAwaitsSecret(t *testing.T) {
+	apptest.Parallel(t)
 	n1 := apptest.NewCluster(t, 1)[0]
 	root1 := n1.Root()
 	fake := fakeNode(t)
@@ -302,6 +306,7 @@ func TestClusterUnknownPingerAwaitsSecret(t *testing.T) {
 // with the old one and teaches node 1 the new one; replication goes on
 // both ways, and the old secret no longer signs for node 2.
 func TestClusterSecretRotation(t *testing.T) {
+	apptest.Parallel(t)
 	env := []string{"CLUSTER_PING_INTERVAL", "100ms", "CLUSTER_PUSH_INTERVAL", "100ms"}
 	const rotated = "rotated-secret-of-node-2"
 	a := apptest.NewNode(t, 1, apptest.NodeSecret(1), env...)
@@ -351,6 +356,7 @@ func snapshotAs(t *testing.T, e *apptest.Env, id int, token string) (int, string
 // TestClusterSnapshotNeedsJoinToken: the snapshot opens to a known node
 // with a token root created for it, once; it carries no cluster secret.
 func TestClusterSnapshotNeedsJoinToken(t *testing.T) {
+	apptest.Parallel(t)
 	nodes := apptest.NewCluster(t, 2)
 	n1, root1 := nodes[0], nodes[0].Root()
 	recordPeer(root1, 3)

@@ -42,6 +42,7 @@ func revenueNow(t *testing.T, c *apptest.Client) revenueView {
 // paid (free or not) or refunded, granting itself a subscription,
 // redeeming its own code or another admin's. Root may do all of it.
 func TestAdminCannotCreditItself(t *testing.T) {
+	apptest.Parallel(t)
 	e, _, _ := commerceEnv(t)
 	root := e.Root()
 	x := createPlan(t, root, planBody("X", "price", 100, "duration_days", 30))
@@ -97,6 +98,7 @@ func TestAdminCannotCreditItself(t *testing.T) {
 // paid order leaves revenue unchanged and shows in the reconciliation;
 // a refund moves the payment to refund.
 func TestRevenueIsMoneyReceived(t *testing.T) {
+	apptest.Parallel(t)
 	e, _, _ := commerceEnv(t)
 	root := e.Root()
 	free := createPlan(t, root, planBody("Free", "price", 0, "duration_days", 7))
@@ -169,6 +171,7 @@ func postWithKey(t *testing.T, e *apptest.Env, c *apptest.Client, path string, b
 // own key — with 75 admin top-ups of the same balance (20 keys) never
 // answer 500 (MariaDB deadlocks are retried); the code credits once.
 func TestConcurrentIdempotentRedemptions(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	codes := createCodes(t, root, "burst", 1_000_000, 100)
@@ -210,6 +213,7 @@ func TestConcurrentIdempotentRedemptions(t *testing.T) {
 // what sells for less than it charges, so scripts see the console's
 // warnings.
 func TestTopupSettingsWarnings(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	type view struct {

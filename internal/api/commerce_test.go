@@ -66,6 +66,7 @@ func planSeconds(t *testing.T, e *apptest.Env, uid int64) int64 {
 // an upgrade whose subscription ran out or whose price rose is refused
 // at activation.
 func TestUpgradesCannotBuyMoreThanPaid(t *testing.T) {
+	apptest.Parallel(t)
 	e, _, clock := commerceEnv(t)
 	root := e.Root()
 	x := createPlan(t, root, planBody("X", "price", 100, "duration_days", 30))
@@ -182,6 +183,7 @@ func TestUpgradesCannotBuyMoreThanPaid(t *testing.T) {
 // TestUpgradeDiscountFollowsAmountPaid: the discount is the unused share
 // of what was paid for the replaced subscription, not of its plan's price.
 func TestUpgradeDiscountFollowsAmountPaid(t *testing.T) {
+	apptest.Parallel(t)
 	e, _, clock := commerceEnv(t)
 	root := e.Root()
 	x := createPlan(t, root, planBody("X", "price", 100, "duration_days", 30))
@@ -234,6 +236,7 @@ func TestUpgradeDiscountFollowsAmountPaid(t *testing.T) {
 // that costs less than the unused value, are active at creation with no
 // payment step; a price that is not whole fen is refused on save.
 func TestZeroAmountOrderActiveAtOnce(t *testing.T) {
+	apptest.Parallel(t)
 	e, wallet, _ := commerceEnv(t)
 	root := e.Root()
 	free := createPlan(t, root, planBody("Free", "price", 0, "duration_days", 7))
@@ -270,6 +273,7 @@ func TestZeroAmountOrderActiveAtOnce(t *testing.T) {
 // together; one more is refused before any provider call, also when many
 // arrive at once; paying or cancelling frees a place.
 func TestPendingOrderLimit(t *testing.T) {
+	apptest.Parallel(t)
 	e, wallet, _ := commerceEnv(t)
 	root := e.Root()
 	root.OK("PUT", "/api/option/", map[string]any{"key": "MaxPendingOrders", "value": "3"})

@@ -18,6 +18,7 @@ import (
 // parallel transactions, as concurrent settlements do, and checks that the
 // charts (from the rollup) equal the same sums taken over the logs.
 func TestAdminDashboardRollupUnderConcurrency(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	ctx := context.Background()
@@ -78,6 +79,7 @@ func TestAdminDashboardRollupUnderConcurrency(t *testing.T) {
 // used_quota counters do, instead of failing the logs' transaction; a log
 // cut rebuilds them the same way.
 func TestAdminDashboardAbsurdCounts(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	ctx := context.Background()

@@ -86,6 +86,7 @@ func windowStart(r string, now int64) int64 {
 }
 
 func TestAdminDashboard(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	ctx := context.Background()
@@ -377,6 +378,7 @@ func checkTopUsers(t *testing.T, root *apptest.Client, logs []seedLog, names []s
 }
 
 func TestAdminDashboardParameters(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	const badRange = "参数 range 只能是 today、7d、30d 或 all"

@@ -16,6 +16,7 @@ type ownAccount struct {
 }
 
 func TestInvitationCreditsInviteeAtOnceAndInviterOnFirstPaidOrder(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	for k, v := range map[string]any{"QuotaForInviter": 300_000, "QuotaForInvitee": 100_000, "NewUserQuota": 5} {

@@ -73,6 +73,7 @@ func checkLang(t *testing.T, cases []langCase, en bool) {
 // answers English at once (no restart), except the spec's messages, which
 // stay as written; an invalid language is refused and changes nothing.
 func TestMessageLanguage(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	cases := langCases(e)

@@ -19,6 +19,7 @@ import (
 // log. The rollups keep what the sweep deleted: the stat without a time
 // range still counts it.
 func TestLogRetentionBoundary(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	_, uid := e.NewUser("old", 1)
@@ -91,6 +92,7 @@ func TestLogRetentionBoundary(t *testing.T) {
 // hours and many logs in one second, with and without filters, time ranges
 // aligned to hours or not, and a page past the end is empty.
 func TestLogPagesByKey(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	ann, annID := e.NewUser("ann", 1)

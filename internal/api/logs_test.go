@@ -96,6 +96,7 @@ func newLogFixture(t *testing.T) *logFixture {
 }
 
 func TestLogListFiltersAndOrder(t *testing.T) {
+	apptest.Parallel(t)
 	f := newLogFixture(t)
 	root := f.e.Root()
 	wantLogs(t, root, "/api/log/", f.l4, f.l3, f.l5, f.l2, f.l1)
@@ -121,6 +122,7 @@ func TestLogListFiltersAndOrder(t *testing.T) {
 }
 
 func TestLogRecordFieldsAndPages(t *testing.T) {
+	apptest.Parallel(t)
 	f := newLogFixture(t)
 	root := f.e.Root()
 	var rows []logRow
@@ -156,6 +158,7 @@ func TestLogRecordFieldsAndPages(t *testing.T) {
 }
 
 func TestLogSearch(t *testing.T) {
+	apptest.Parallel(t)
 	f := newLogFixture(t)
 	root := f.e.Root()
 	wantLogs(t, root, "/api/log/search?keyword=bob", f.l4, f.l3)       // username and content
@@ -172,6 +175,7 @@ func TestLogSearch(t *testing.T) {
 }
 
 func TestLogStat(t *testing.T) {
+	apptest.Parallel(t)
 	f := newLogFixture(t)
 	root := f.e.Root()
 	cases := []struct {
@@ -202,6 +206,7 @@ func TestLogStat(t *testing.T) {
 // TestSelfLogsIsolation: a user sees only their own logs, whatever filter,
 // keyword or username they send.
 func TestSelfLogsIsolation(t *testing.T) {
+	apptest.Parallel(t)
 	f := newLogFixture(t)
 	wantLogs(t, f.alice, "/api/log/self", f.l5, f.l2, f.l1)
 	wantLogs(t, f.alice, "/api/log/self?username=bob", f.l5, f.l2, f.l1)
@@ -243,6 +248,7 @@ func TestSelfLogsIsolation(t *testing.T) {
 }
 
 func TestLogRoleBoundaries(t *testing.T) {
+	apptest.Parallel(t)
 	f := newLogFixture(t)
 	for _, path := range []string{"/api/log/", "/api/log/search?keyword=bob", "/api/log/stat", "/api/log/?username=bob"} {
 		f.alice.Fail("GET", path, nil, http.StatusOK, api.MsgNoPermission)
@@ -262,6 +268,7 @@ func TestLogRoleBoundaries(t *testing.T) {
 // TestAdminActionsWriteLogs: a top-up writes a type 1 log and an admin quota
 // change a type 3 log, both on the target user.
 func TestAdminActionsWriteLogs(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	carol, carolID := e.NewUser("carol", 1)
@@ -305,6 +312,7 @@ func TestAdminActionsWriteLogs(t *testing.T) {
 }
 
 func TestDeleteLogs(t *testing.T) {
+	apptest.Parallel(t)
 	f := newLogFixture(t)
 	root := f.e.Root()
 	for _, q := range []string{"", "?target_timestamp=", "?target_timestamp=0", "?target_timestamp=-5", "?target_timestamp=soon"} {
@@ -340,6 +348,7 @@ type usageRow struct {
 }
 
 func TestUserDashboard(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	alice, aliceID := e.NewUser("alice", 1)
 	bob, bobID := e.NewUser("bob", 1)
@@ -389,6 +398,7 @@ func TestUserDashboard(t *testing.T) {
 // operator's business; a user's own logs show channel_id 0, the admin's
 // views the channel.
 func TestSelfLogsHideChannel(t *testing.T) {
+	apptest.Parallel(t)
 	f := newLogFixture(t)
 	for _, path := range []string{"/api/log/self", "/api/log/self/search", "/api/log/self/search?keyword=gpt"} {
 		var rows []logRow

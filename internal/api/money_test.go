@@ -40,6 +40,7 @@ func charge(t *testing.T, e *apptest.Env, id, cost int64) {
 // balance past it, is refused with nothing written, and the user stays
 // readable, listable and able to log in.
 func TestTopupBounds(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	_, id := e.NewUser("olga", 1)
@@ -85,6 +86,7 @@ func TestTopupBounds(t *testing.T) {
 // TestMoneyInputBounds: every money field of /api refuses values beyond its
 // documented maximum, NaN-like and negative values, and writes nothing.
 func TestMoneyInputBounds(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	user, id := e.NewUser("pavel", 1)
@@ -132,6 +134,7 @@ func TestMoneyInputBounds(t *testing.T) {
 // TestCreditToNegativeBalance: credits apply to a balance below zero (an
 // overrun); only debits are bounded by the balance.
 func TestCreditToNegativeBalance(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	user, id := e.NewUser("rita", 1)
@@ -155,6 +158,7 @@ func TestCreditToNegativeBalance(t *testing.T) {
 // TestUpdateUserQuotaIsDelta: PUT /api/user/ never overwrites charges made
 // since the admin read the balance.
 func TestUpdateUserQuotaIsDelta(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	_, id := e.NewUser("sven", 1)
@@ -190,6 +194,7 @@ func TestUpdateUserQuotaIsDelta(t *testing.T) {
 // TestAdminTopupIdempotent: 100 parallel top-ups with one Idempotency-Key
 // credit once, and every one gets the first answer.
 func TestAdminTopupIdempotent(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	_, id := e.NewUser("tess", 1)
@@ -240,6 +245,7 @@ func TestAdminTopupIdempotent(t *testing.T) {
 // TestAdminTopupRoles: root tops up anyone, itself included; an admin only
 // users of a lower role, never itself, another admin or root.
 func TestAdminTopupRoles(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var rootInfo apptest.UserInfo
@@ -265,6 +271,7 @@ func TestAdminTopupRoles(t *testing.T) {
 // the first answer (the credited quota) rather than "already used", and
 // credits once; without the key the retry is "already used" as before.
 func TestRedeemIdempotent(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	user, id := e.NewUser("yuri", 1)

@@ -33,6 +33,7 @@ func optionValue(t *testing.T, c *apptest.Client, key string) string {
 }
 
 func TestListOptions(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	list := options(t, e.Root())
 	keys := make([]string, len(list))
@@ -57,6 +58,7 @@ func TestListOptions(t *testing.T) {
 }
 
 func TestUpdateOption(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	root.OK("PUT", "/api/option/", map[string]any{"key": "SystemName", "value": "My Gateway"})
@@ -92,6 +94,7 @@ func TestUpdateOption(t *testing.T) {
 }
 
 func TestUpdateOptionFailures(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	root.OK("PUT", "/api/option/", map[string]any{"key": "NewUserQuota", "value": "42"})
@@ -122,6 +125,7 @@ func TestUpdateOptionFailures(t *testing.T) {
 }
 
 func TestNewUserQuotaGoesToRegisteredUsers(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	e.Root().OK("PUT", "/api/option/", map[string]any{"key": "NewUserQuota", "value": "250000"})
 	var u apptest.UserInfo
@@ -150,6 +154,7 @@ func TestNewUserQuotaGoesToRegisteredUsers(t *testing.T) {
 // Prices and options are Root only: an admin and a user are refused on
 // every route, and nothing changes.
 func TestPriceAndOptionRoutesAreRootOnly(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var mp modelPrice
@@ -195,6 +200,7 @@ func TestPriceAndOptionRoutesAreRootOnly(t *testing.T) {
 // writer flushes on shutdown: the row is there after a restart even when
 // the process stopped right after the change.
 func TestOptionChangeIsLoggedAndFlushedOnShutdown(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	e.Root().OK("PUT", "/api/option/", map[string]any{"key": "NewUserQuota", "value": 77})
 	cfg := e.Config

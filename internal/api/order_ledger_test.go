@@ -12,6 +12,7 @@ import (
 // activation is spendable at once, and the balance after a call is exactly
 // credit − cost (the billing ledger's in-memory balance saw the credit).
 func TestTopupActivationReachesTheLedger(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, Quota: 1})

@@ -28,6 +28,7 @@ func getOrder(t *testing.T, c *apptest.Client, id int64) orderInfo {
 }
 
 func TestPlanOrdersAndUpgrade(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	clock := apptest.NewClock(time.Now())
 	e.App.SetClock(clock.Now)
@@ -79,6 +80,7 @@ func TestPlanOrdersAndUpgrade(t *testing.T) {
 }
 
 func TestOrderTransitionsAndRefund(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	enableBank(root)
@@ -151,6 +153,7 @@ func TestOrderTransitionsAndRefund(t *testing.T) {
 }
 
 func TestSelfOrdersOwnerCheck(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	enableBank(root)
@@ -190,6 +193,7 @@ func TestSelfOrdersOwnerCheck(t *testing.T) {
 // test pay in parallel), 20 concurrent identical notifications, and 20
 // concurrent activations of a plan order each credit or subscribe once.
 func TestActivationExactlyOnce(t *testing.T) {
+	apptest.Parallel(t)
 	e, _ := newPaymentEnv(t)
 	root := e.Root()
 	enableBank(root)

@@ -19,6 +19,7 @@ import (
 // notification delivered 10 times at once and credited once, and the
 // provider's query agreeing with the order's payment.
 func TestTopupThroughProviderFakes(t *testing.T) {
+	apptest.Parallel(t)
 	wf, af := paytest.NewWechat(t), paytest.NewAlipay(t)
 	providers := map[string]payment.Provider{
 		payment.MethodWechat: wechat.New(wf.Client()),

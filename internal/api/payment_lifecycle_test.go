@@ -116,6 +116,7 @@ func allSuccess(t *testing.T, what string, replies []string) {
 // An order older than OrderExpiryMinutes is cancelled by the sweeper and
 // its trade closed at the provider; a younger one is left alone.
 func TestOrderExpiresAndIsClosedAtProvider(t *testing.T) {
+	apptest.Parallel(t)
 	w := newWalletEnv(t)
 	w.root.OK("PUT", "/api/option/", map[string]any{"key": "OrderExpiryMinutes", "value": "30"})
 	u, _ := w.NewUser("expirer", user.RoleUser)
@@ -163,6 +164,7 @@ func TestOrderExpiresAndIsClosedAtProvider(t *testing.T) {
 // A payment whose notification never arrives is found by the reconciler's
 // query at the growing intervals and credited once.
 func TestLostNotificationRecoveredByQuery(t *testing.T) {
+	apptest.Parallel(t)
 	w := newWalletEnv(t)
 	u, uid := w.NewUser("lost", user.RoleUser)
 	for _, method := range []string{payment.MethodWechat, payment.MethodAlipay} {
@@ -206,6 +208,7 @@ func TestLostNotificationRecoveredByQuery(t *testing.T) {
 // provider once however many notifications arrive at once; the admin
 // resolves it with a note.
 func TestPaymentAfterCancelIsRefundedException(t *testing.T) {
+	apptest.Parallel(t)
 	w := newWalletEnv(t)
 	u, uid := w.NewUser("canceller", user.RoleUser)
 	for _, method := range []string{payment.MethodWechat, payment.MethodAlipay} {
@@ -259,6 +262,7 @@ func TestPaymentAfterCancelIsRefundedException(t *testing.T) {
 // exception, refunded at the provider. Paying both codes after a re-pay
 // switch: the second payment is an exception, refunded.
 func TestLateUpgradeAndSecondWalletAreRefundedExceptions(t *testing.T) {
+	apptest.Parallel(t)
 	w := newWalletEnv(t)
 	x := createPlan(t, w.root, planBody("X", "price", 100, "duration_days", 30))
 	y := createPlan(t, w.root, planBody("Y", "price", 200, "duration_days", 30))
@@ -303,6 +307,7 @@ func TestLateUpgradeAndSecondWalletAreRefundedExceptions(t *testing.T) {
 // PUT /api/order/:id status 3 with refund_via_provider refunds at the
 // provider once and records the outcome; without it, a status flip only.
 func TestRefundViaProvider(t *testing.T) {
+	apptest.Parallel(t)
 	w := newWalletEnv(t)
 	u, _ := w.NewUser("refundee", user.RoleUser)
 	o := topup(t, u, map[string]any{"amount": 7, "pay_method": "mobile_b"}).Order

@@ -90,6 +90,7 @@ func sendNotify(t *testing.T, e *apptest.Env, method, orderNo string, cents int6
 }
 
 func TestNotifyWithFakeProvider(t *testing.T) {
+	apptest.Parallel(t)
 	e, wallet := newPaymentEnv(t)
 	root := e.Root()
 	root.OK("PUT", "/api/setting/payment/mobile_a", map[string]any{"enabled": true, "config": map[string]any{"app_id": "wx1", "mch_id": "m1", "api_key": "sekrit"}})
@@ -170,6 +171,7 @@ func TestNotifyWithFakeProvider(t *testing.T) {
 }
 
 func TestPaymentSettingsMaskAndStatus(t *testing.T) {
+	apptest.Parallel(t)
 	e, _ := newPaymentEnv(t)
 	root := e.Root()
 	status := func() []string {
@@ -229,6 +231,7 @@ func TestPaymentSettingsMaskAndStatus(t *testing.T) {
 }
 
 func TestPaymentPEMUpload(t *testing.T) {
+	apptest.Parallel(t)
 	e, _ := newPaymentEnv(t)
 	root := e.Root()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)

@@ -92,6 +92,7 @@ func postNotify(t *testing.T, e *apptest.Env, method, contentType, body string, 
 }
 
 func TestWechatTopupEndToEnd(t *testing.T) {
+	apptest.Parallel(t)
 	const appID, mchID, apiKey = "wx-test-app", "1900000109", "0123456789abcdef0123456789abcdef"
 	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/pay/unifiedorder" {
@@ -159,6 +160,7 @@ func TestWechatTopupEndToEnd(t *testing.T) {
 }
 
 func TestAlipayTopupEndToEnd(t *testing.T) {
+	apptest.Parallel(t)
 	appKey, _ := rsa.GenerateKey(rand.Reader, 2048)
 	aliKey, _ := rsa.GenerateKey(rand.Reader, 2048)
 	appPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(appKey)})

@@ -56,6 +56,7 @@ func planTotal(t *testing.T, c *apptest.Client) int64 {
 }
 
 func TestPlanCreateAndRead(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Pro"))
@@ -87,6 +88,7 @@ func TestPlanCreateAndRead(t *testing.T) {
 }
 
 func TestPlanValidationSavesNothing(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	bad := []struct {
@@ -157,6 +159,7 @@ func TestPlanValidationSavesNothing(t *testing.T) {
 }
 
 func TestPlanListSearchAndUserCatalogue(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	a := createPlan(t, root, planBody("Alpha", "sort", 2, "price", 1))
@@ -202,6 +205,7 @@ func TestPlanListSearchAndUserCatalogue(t *testing.T) {
 }
 
 func TestPlanRoles(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Pro"))

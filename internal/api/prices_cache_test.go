@@ -43,6 +43,7 @@ func cachePriceByID(t *testing.T, c *apptest.Client, id int64) cachePrice {
 // shown in every answer next to the spec's unchanged fields, and changed
 // only when sent.
 func TestModelPriceCacheAndTiers(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	tiers := []priceTier{
@@ -93,6 +94,7 @@ func TestModelPriceCacheAndTiers(t *testing.T) {
 // TestModelPriceCacheAndTiersValidation: every new field is validated on
 // create and update, and a refused request changes nothing.
 func TestModelPriceCacheAndTiersValidation(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var p cachePrice

@@ -66,6 +66,7 @@ func isDBDuplicate(msg string) bool {
 }
 
 func TestModelPriceCreateAndList(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	if got := modelPrices(t, root); len(got) != 0 {
@@ -106,6 +107,7 @@ func TestModelPriceCreateAndList(t *testing.T) {
 }
 
 func TestModelPriceCreateFailures(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	root.OK("POST", "/api/model_price/", map[string]any{"model_name": "gpt-4o"})
@@ -139,6 +141,7 @@ func TestModelPriceCreateFailures(t *testing.T) {
 }
 
 func TestModelPriceUpdate(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var p modelPrice
@@ -209,6 +212,7 @@ func samePrice(a, b modelPrice) bool {
 }
 
 func TestModelPriceDelete(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var p modelPrice
@@ -232,6 +236,7 @@ func TestModelPriceDelete(t *testing.T) {
 // Concurrent creates of one model name: exactly one wins, the others get
 // the duplicate failure, never an internal error.
 func TestModelPriceConcurrentDuplicate(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var wg sync.WaitGroup
@@ -257,6 +262,7 @@ func TestModelPriceConcurrentDuplicate(t *testing.T) {
 }
 
 func TestGroupPricesSeeded(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	got := map[string]float64{}
 	for _, gp := range groupPrices(t, e.Root()) {
@@ -285,6 +291,7 @@ func TestGroupPricesSeeded(t *testing.T) {
 }
 
 func TestGroupPriceCreate(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var gp groupPrice
@@ -329,6 +336,7 @@ func TestGroupPriceCreate(t *testing.T) {
 }
 
 func TestGroupPriceUpdateAndDelete(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var gp groupPrice
@@ -385,6 +393,7 @@ func TestGroupPriceUpdateAndDelete(t *testing.T) {
 // (also on MySQL, whose default collation ignores case) and the group list
 // that pricing.Discount takes.
 func TestPriceLookupForRelay(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	root.OK("POST", "/api/model_price/", map[string]any{

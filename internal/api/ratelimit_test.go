@@ -12,6 +12,7 @@ import (
 // list, validated within their bounds and under the owner's group limits,
 // and a refused write changes nothing.
 func TestTokenRateLimitFields(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	alice, _ := e.NewUser("alice", 1)
 	tok := alice.CreateToken(map[string]any{"name": "k", "rpm_limit": 60, "tpm_limit": 100000, "concurrency_limit": 4})
@@ -70,6 +71,7 @@ func TestTokenRateLimitFields(t *testing.T) {
 // TestGroupRateLimitsOption: the option is validated like the others: a
 // bad value changes nothing.
 func TestGroupRateLimitsOption(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	root.OK("PUT", "/api/option/", map[string]any{"key": "GroupRateLimits", "value": `{"vip":{"rpm":100,"tpm":0,"concurrency":5}}`})

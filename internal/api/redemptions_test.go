@@ -71,6 +71,7 @@ func topupLogs(t *testing.T, e *apptest.Env, userID int64) int64 {
 }
 
 func TestRedemptionCreateBounds(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var rootInfo apptest.UserInfo
@@ -124,6 +125,7 @@ func TestRedemptionCreateBounds(t *testing.T) {
 }
 
 func TestRedeemConcurrentCreditsOnce(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	key := createCodes(t, root, "race", 1000, 1)[0]
@@ -189,6 +191,7 @@ func TestRedeemConcurrentCreditsOnce(t *testing.T) {
 }
 
 func TestRedeemStatusRules(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	user, userID := e.NewUser("redeemer", 1)
@@ -233,6 +236,7 @@ func TestRedeemStatusRules(t *testing.T) {
 }
 
 func TestRedemptionUpdate(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	user, _ := e.NewUser("updater", 1)
@@ -276,6 +280,7 @@ func TestRedemptionUpdate(t *testing.T) {
 }
 
 func TestRedemptionListSearchDelete(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	alpha := createCodes(t, root, "alpha", 10, 12)
@@ -339,6 +344,7 @@ func TestRedemptionListSearchDelete(t *testing.T) {
 }
 
 func TestRedemptionRoleBoundary(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	key := createCodes(t, root, "guarded", 5, 1)[0]

@@ -8,6 +8,7 @@ import (
 // An internal route registered any other way than through internal (the
 // sender's signature) must not start: adding a route cannot forget it.
 func TestInternalRoutesNeedTheSender(t *testing.T) {
+	t.Parallel()
 	s := New(Deps{})
 	for _, tc := range []struct {
 		name     string

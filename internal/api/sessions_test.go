@@ -12,6 +12,7 @@ import (
 
 // Not parallel: it reads the process-wide count of password checks.
 func TestParallelLoginsEvaluateAtMostTheLimit(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	e.Root().OK("POST", "/api/user/", map[string]any{"username": "victim", "password": "right-password"})
 
@@ -55,6 +56,7 @@ func TestParallelLoginsEvaluateAtMostTheLimit(t *testing.T) {
 
 // Not parallel: it reads the process-wide count of password checks.
 func TestUnknownUsernameCostsAPasswordCheck(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	c := e.Client()
 	for _, username := range []string{"nobody-here", "root"} {
@@ -75,6 +77,7 @@ func copyOf(e *apptest.Env, c *apptest.Client) *apptest.Client {
 }
 
 func TestLogoutEndsEverySessionOfTheUser(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	c, _ := e.NewUser("alice", 1)
 	other := e.Client()
@@ -92,6 +95,7 @@ func TestLogoutEndsEverySessionOfTheUser(t *testing.T) {
 }
 
 func TestPasswordChangeEndsOtherSessions(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	c, id := e.NewUser("bob", 1)
 	old := copyOf(e, c)
@@ -106,6 +110,7 @@ func TestPasswordChangeEndsOtherSessions(t *testing.T) {
 }
 
 func TestBanAndRoleChangeEndSessions(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	c, _ := e.NewUser("carol", 1)
@@ -133,6 +138,7 @@ func TestBanAndRoleChangeEndSessions(t *testing.T) {
 }
 
 func TestStateChangingGETsRefuseCrossSite(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	c, _ := e.NewUser("dave", 1)
 	root := e.Root()
@@ -156,6 +162,7 @@ func TestStateChangingGETsRefuseCrossSite(t *testing.T) {
 }
 
 func TestCrossOriginWriteGetsTheEnvelope(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	c := e.Root()
 	c.Header.Set("Sec-Fetch-Site", "cross-site")

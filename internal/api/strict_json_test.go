@@ -13,6 +13,7 @@ import (
 // overflowing bodies with the field named, and change nothing (issue 27
 // §5); before, they answered success and saved defaults.
 func TestStrictJSONSettingsAndProfile(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	user, _ := e.NewUser("strictuser", 1)

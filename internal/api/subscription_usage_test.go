@@ -88,6 +88,7 @@ const everyLimit = `{"gpt-4o":{"period_h":2,"request_period":10,"request_week":2
 	`"token_period":1000,"token_week":2000,"token_month":3000},"mini":{}}`
 
 func TestSubscriptionSelfUsage(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Every", "model_limits", everyLimit, "default_model", "mini", "tokens", 5000))
@@ -165,6 +166,7 @@ func TestSubscriptionSelfUsage(t *testing.T) {
 }
 
 func TestSubscriptionUsageOwnership(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Pro"))
@@ -212,6 +214,7 @@ func TestSubscriptionUsageOwnership(t *testing.T) {
 }
 
 func TestSubscriptionUsageAfterPlanChange(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Pro", "model_limits", `{"gpt-4o":{"request_period":10},"mini":{"request_week":5}}`, "default_model", "mini"))
@@ -242,6 +245,7 @@ func TestSubscriptionUsageAfterPlanChange(t *testing.T) {
 }
 
 func TestSweepPlanUsage(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Pro", "model_limits", `{"gpt-4o":{"request_week":100}}`, "default_model", ""))

@@ -47,6 +47,7 @@ func subscriptionTotal(t *testing.T, c *apptest.Client) int64 {
 }
 
 func TestSubscriptionCreate(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Pro", "duration_days", 30))
@@ -98,6 +99,7 @@ func TestSubscriptionCreate(t *testing.T) {
 }
 
 func TestSubscriptionUpdateDeleteAndPlanDelete(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Pro"))
@@ -148,6 +150,7 @@ func TestSubscriptionUpdateDeleteAndPlanDelete(t *testing.T) {
 }
 
 func TestSubscriptionListFiltersAndSearch(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	pro := createPlan(t, root, planBody("Pro"))
@@ -241,6 +244,7 @@ func TestSubscriptionListFiltersAndSearch(t *testing.T) {
 }
 
 func TestExpiryJobBatches(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Pro"))
@@ -272,6 +276,7 @@ func TestExpiryJobBatches(t *testing.T) {
 }
 
 func TestDiagSubscriptions(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	p := createPlan(t, root, planBody("Pro"))
@@ -336,6 +341,7 @@ func TestDiagSubscriptions(t *testing.T) {
 // TestPlanDeleteRacesGrants: a plan deleted while subscriptions to it are
 // being created never leaves an active subscription to a missing plan.
 func TestPlanDeleteRacesGrants(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	_, uid := e.NewUser("racer", user.RoleUser)
@@ -364,6 +370,7 @@ func TestPlanDeleteRacesGrants(t *testing.T) {
 // TestPlanMessagesInEnglish: the formatted plan messages render in English
 // with their data kept.
 func TestPlanMessagesInEnglish(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	root.OK("PUT", "/api/option/", map[string]any{"key": "MessageLanguage", "value": "en"})

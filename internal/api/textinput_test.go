@@ -21,6 +21,7 @@ func badChars(label string) string { return fmt.Sprintf(textfield.MsgInvalidChar
 // were stored everywhere. Every such field is now refused with a message
 // naming it (HTTP 200, success false), and nothing is written.
 func TestStoredTextRefusesWhatAColumnCannotHold(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	user, userID := e.NewUser("alice", 1)
@@ -121,6 +122,7 @@ type json0 struct{}
 // one longer than any column it is compared with, is refused with a
 // message naming it; an ordinary one still works.
 func TestQueryTextRefused(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	user, _ := e.NewUser("alice", 1)

@@ -24,6 +24,7 @@ func getToken(t *testing.T, c *apptest.Client, id int64) apptest.TokenInfo {
 }
 
 func TestTokenFullKeyOnlyOnCreate(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	alice, aliceID := e.NewUser("alice", 1)
 	created := alice.CreateToken(map[string]any{
@@ -67,6 +68,7 @@ func TestTokenFullKeyOnlyOnCreate(t *testing.T) {
 }
 
 func TestTokensAreOwnersOnly(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	alice, _ := e.NewUser("alice", 1)
 	bob, _ := e.NewUser("bob", 1)
@@ -99,6 +101,7 @@ func TestTokensAreOwnersOnly(t *testing.T) {
 }
 
 func TestTokenStatusOnlyChangesOnlyStatus(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	alice, _ := e.NewUser("alice", 1)
 	tok := alice.CreateToken(map[string]any{"name": "k", "remain_quota": 10, "models": "a", "subnet": "1.2.3.4"})
@@ -126,6 +129,7 @@ func TestTokenStatusOnlyChangesOnlyStatus(t *testing.T) {
 }
 
 func TestTokenValidationChangesNothing(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	alice, _ := e.NewUser("alice", 1)
 	now := time.Now().Unix()
@@ -181,6 +185,7 @@ func TestTokenValidationChangesNothing(t *testing.T) {
 }
 
 func TestTokenReEnableRefused(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	alice, aliceID := e.NewUser("alice", 1)
 	now := time.Now().Unix()
@@ -233,6 +238,7 @@ func TestTokenReEnableRefused(t *testing.T) {
 }
 
 func TestTokenDeleteSearchAndPages(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	alice, _ := e.NewUser("alice", 1)
 	var ids []int64
@@ -267,6 +273,7 @@ func TestTokenDeleteSearchAndPages(t *testing.T) {
 }
 
 func TestTokenAuthBoundary(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	anon := e.Client()
 	anon.Fail("GET", "/api/token/", nil, http.StatusUnauthorized, api.MsgNotLoggedIn)
@@ -287,6 +294,7 @@ func TestTokenAuthBoundary(t *testing.T) {
 }
 
 func TestTokenConcurrentCreates(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	alice, _ := e.NewUser("alice", 1)
 	var (

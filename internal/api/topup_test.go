@@ -73,6 +73,7 @@ func topup(t *testing.T, c *apptest.Client, body any) topupAnswer {
 }
 
 func TestTopupOrderMessages(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	u, _ := e.NewUser("buyer", user.RoleUser)
@@ -135,6 +136,7 @@ func TestTopupOrderMessages(t *testing.T) {
 }
 
 func TestTopupSettingsMessages(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	type settings struct {

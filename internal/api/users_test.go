@@ -14,6 +14,7 @@ import (
 )
 
 func TestStatusIsPublic(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	var st struct {
 		Version         string `json:"version"`
@@ -28,6 +29,7 @@ func TestStatusIsPublic(t *testing.T) {
 }
 
 func TestAuthFailuresMatchSpec(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	anon := e.Client()
 	anon.Fail("GET", "/api/user/self", nil, http.StatusUnauthorized, api.MsgNotLoggedIn)
@@ -51,6 +53,7 @@ func TestAuthFailuresMatchSpec(t *testing.T) {
 }
 
 func TestUnknownPathAndBadInput(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	root.Fail("GET", "/api/no/such/thing", nil, http.StatusNotFound, httpx.MsgNotFoundPath)
@@ -70,6 +73,7 @@ func TestUnknownPathAndBadInput(t *testing.T) {
 }
 
 func TestLoginAndSessions(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	var me apptest.UserInfo
 	c := e.Client()
@@ -88,6 +92,7 @@ func TestLoginAndSessions(t *testing.T) {
 }
 
 func TestLoginThrottle(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	bad := map[string]string{"username": "root", "password": "wrong-password"}
 	for range 5 {
@@ -100,6 +105,7 @@ func TestLoginThrottle(t *testing.T) {
 }
 
 func TestSessionSurvivesRestart(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	c := e.Root()
 	cfg := e.Config
@@ -112,6 +118,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 }
 
 func TestAccessTokens(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	user, _ := e.NewUser("bob", 1)
 	var first, second string
@@ -142,6 +149,7 @@ func TestAccessTokens(t *testing.T) {
 }
 
 func TestRegister(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	c := e.Client()
 	var u apptest.UserInfo
@@ -159,6 +167,7 @@ func TestRegister(t *testing.T) {
 }
 
 func TestSelfUpdateAndDelete(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	user, _ := e.NewUser("frank", 1)
 	other := e.Client()
@@ -181,6 +190,7 @@ func TestSelfUpdateAndDelete(t *testing.T) {
 }
 
 func TestAdminRoleBoundaries(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	admin, adminID := e.NewUser("admin1", 10)
@@ -213,6 +223,7 @@ func TestAdminRoleBoundaries(t *testing.T) {
 }
 
 func TestAdminUserCRUD(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	var u apptest.UserInfo
@@ -262,6 +273,7 @@ func TestAdminUserCRUD(t *testing.T) {
 // TestAdminTopupConcurrent: 100 parallel top-ups, each with its own
 // Idempotency-Key, are 100 credits, none lost.
 func TestAdminTopupConcurrent(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	_, id := e.NewUser("henry", 1)
 	root := e.Root()

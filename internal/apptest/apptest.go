@@ -118,6 +118,7 @@ func StartWithLog(t testing.TB, cfg config.Config, log *slog.Logger, opts ...app
 
 func startLogged(t testing.TB, cfg config.Config, ln net.Listener, log *slog.Logger, opts ...app.Option) *Env {
 	t.Helper()
+	seedFromTemplate(t, cfg)
 	a, err := app.New(context.Background(), cfg, log, opts...)
 	if err != nil {
 		t.Fatalf("start gateway: %v", err)
@@ -322,4 +323,16 @@ func (c *Client) CookieHeader() string {
 		parts = append(parts, ck.Name+"="+ck.Value)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Parallel marks t as a parallel test when the gateways run on SQLite,
+// where each test has its own file and nothing else is shared. On a
+// database server the tests stay serial: their schemas are separate, but
+// the server's connections (100 on CI's PostgreSQL) are not, and several
+// clusters of gateways at once would exhaust them.
+func Parallel(t *testing.T) {
+	t.Helper()
+	if storetest.Selected(t).Name == "sqlite" {
+		t.Parallel()
+	}
 }

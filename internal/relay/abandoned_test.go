@@ -71,6 +71,7 @@ func leaveStream(t *testing.T, e *apptest.Env, key, path string) {
 // upstream reports at the end (5,000 tokens of hidden work), not a local
 // count of the few visible tokens it saw: the relay reads on for the grace.
 func TestAbandonedStreamIsBilledTheUpstreamsUsage(t *testing.T) {
+	apptest.Parallel(t)
 	for _, tc := range streamPaths {
 		t.Run(tc.name, func(t *testing.T) {
 			e := apptest.New(t)
@@ -106,6 +107,7 @@ func TestAbandonedStreamIsBilledTheUpstreamsUsage(t *testing.T) {
 // upstream sent, not only of what reached the client; the upstream call
 // ends when the grace does.
 func TestAbandonedStreamWithoutUsageIsBilledAllTheUpstreamSent(t *testing.T) {
+	apptest.Parallel(t)
 	var counter tokencount.Counter
 	whole := counter.Count("gpt-test", abandonReply)
 	for _, tc := range streamPaths {

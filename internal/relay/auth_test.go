@@ -45,6 +45,7 @@ func authOK(t *testing.T, e *apptest.Env, key string) {
 }
 
 func TestKeyAuthFailures(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -94,6 +95,7 @@ func TestKeyAuthFailures(t *testing.T) {
 }
 
 func TestKeyStatusRefusedAtOnce(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -127,6 +129,7 @@ func TestKeyStatusRefusedAtOnce(t *testing.T) {
 // A key that expires while cached is refused when its time passes, with no
 // change to the row: expiry is judged per request, not per load.
 func TestKeyExpiresWhileCached(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -138,6 +141,7 @@ func TestKeyExpiresWhileCached(t *testing.T) {
 }
 
 func TestBannedUserKeysStopAtOnce(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -155,6 +159,7 @@ func TestBannedUserKeysStopAtOnce(t *testing.T) {
 }
 
 func TestKeySubnet(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -178,6 +183,7 @@ func TestKeySubnet(t *testing.T) {
 }
 
 func TestKeyModelAllowList(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -200,6 +206,7 @@ func authFundedKey(g *apptest.Gateway, c *apptest.Client, id int64) string {
 }
 
 func TestChannelPinning(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	low, high := fakeupstream.New(t), fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: low.URL}) // priority 0
@@ -256,6 +263,7 @@ func TestChannelPinning(t *testing.T) {
 // Anthropic clients send their key in x-api-key on /v1/messages; errors
 // come back in Anthropic's shape with the same messages.
 func TestAnthropicClientKeyHeader(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -291,6 +299,7 @@ func TestAnthropicClientKeyHeader(t *testing.T) {
 // says enabled (balances change without invalidating the key cache). A key
 // created with no quota is exhausted from the start.
 func TestKeyExhaustedByUse(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

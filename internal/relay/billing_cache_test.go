@@ -29,6 +29,7 @@ var cachePrices = map[string]any{
 // the whole prompt falls in. Only Anthropic reports cache writes; the other
 // dialects bill those tokens as the uncached input they report them as.
 func TestBillingCacheAndTiers(t *testing.T) {
+	apptest.Parallel(t)
 	below := fakeupstream.Behavior{PromptTokens: 900, CachedTokens: 400, CacheWriteTokens: 200, CacheWrite1hTokens: 100, CompletionTokens: 50}
 	above := fakeupstream.Behavior{PromptTokens: 1500, CachedTokens: 600, CacheWriteTokens: 300, CacheWrite1hTokens: 200, CompletionTokens: 100}
 	messages := func(stream bool) map[string]any {
@@ -103,6 +104,7 @@ func TestBillingCacheAndTiers(t *testing.T) {
 // validation) leaves its model unpriced, so long prompts are never billed
 // at the base price; fixing the row through the API prices it again.
 func TestBillingInvalidStoredTiers(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, Model: "m"})

@@ -50,6 +50,7 @@ func consumeLogsOf(t *testing.T, g *apptest.Gateway, username string) []apptest.
 // of its batch commits, it is retried, parked as a dead letter that admins
 // see, and its replay (once the cause is fixed) charges it exactly once.
 func TestPoisonedSettlementIsParkedAndReplayedOnce(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	// A little latency keeps the number of calls reasonable; four callers

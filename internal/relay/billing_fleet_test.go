@@ -182,6 +182,7 @@ func checkCharged(t *testing.T, g *apptest.Gateway, up *fakeupstream.Server, ini
 // if money held by one node is never given back or not seen by the other
 // (a call refused with enough left, or the logs and the balance disagree).
 func TestFleetBillingNoOverspend(t *testing.T) {
+	apptest.Parallel(t)
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
 		for _, tc := range overspendCases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -241,6 +242,7 @@ func TestFleetBillingNoOverspend(t *testing.T) {
 // hold exactly the cost, so 5 calls hold the key side by side on both nodes
 // and the two nodes race for its last call.
 func TestFleetLimitedKeyNeverOverspent(t *testing.T) {
+	apptest.Parallel(t)
 	req := chatBody("gpt-test", "hi", false)
 	req["max_tokens"] = 4
 	body, _ := json.Marshal(req)
@@ -308,6 +310,7 @@ func TestFleetLimitedKeyNeverOverspent(t *testing.T) {
 // as on two (100 parallel calls on one node get 23 refusals on every
 // engine). 100 holds take 13.1 of the 20 CNY.
 func TestFleetLargeBalanceNotBlocked(t *testing.T) {
+	apptest.Parallel(t)
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
 		const initial = 20_000_000
 		nodes, up, g := fleetSetup(t, en, apptest.GatewayConfig{Quota: initial}, fakeupstream.Behavior{Delay: 20 * time.Millisecond}, nil)
@@ -335,6 +338,7 @@ func TestFleetLargeBalanceNotBlocked(t *testing.T) {
 // hold money side by side on both nodes, and all 37 must be served, the
 // balance ending at exactly 0.
 func TestFleetHundredsOfIdenticalCalls(t *testing.T) {
+	apptest.Parallel(t)
 	const n = 37
 	body, _ := json.Marshal(chatBody("gpt-test", "hi", false))
 	bound := int64(len(body)) + 16
@@ -390,6 +394,7 @@ func TestFleetHundredsOfIdenticalCalls(t *testing.T) {
 // balance fell by more than the logs), settled twice (two partial logs or
 // a balance that fell by more), or if its hold blocked node 2.
 func TestFleetClientDisconnectMidStream(t *testing.T) {
+	apptest.Parallel(t)
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
 		reply := "one two three four five six seven eight nine ten"
 		fast := fakeupstream.Behavior{Reply: reply, Chunks: 10, ChunkDelay: 20 * time.Millisecond, CompletionTokens: 10}
@@ -493,6 +498,7 @@ const idleReturnBound = 5 * time.Second
 // exactly 6, and node 2 can only spend once node 1 gave back what its
 // last call held beyond its cost.
 func TestFleetIdleNodeReturnsMoney(t *testing.T) {
+	apptest.Parallel(t)
 	body, _ := json.Marshal(chatBody("gpt-test", "hi", false))
 	bound := int64(len(body)) + 16
 	cost := tokenCost(2, 8, 0, bound, 1, 0, 1)
@@ -556,6 +562,7 @@ func TestFleetIdleNodeReturnsMoney(t *testing.T) {
 // -704). A settlement whose hold is gone is now charged only what the
 // balance has left (store capUncovered).
 func TestFleetCutOffNodeNeverOverspends(t *testing.T) {
+	apptest.Parallel(t)
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
 		dsn := en.FreshDSN(t)
 		proxy, proxied := dbProxy(t, en, dsn)
@@ -653,6 +660,7 @@ func dbProxy(t *testing.T, en storetest.Engine, dsn string) (*apptest.TCPProxy, 
 // (Ledger.Leased), the call right after a served one was refused with 429
 // insufficient_quota although the balance covered it.
 func TestFleetBackToBackCalls(t *testing.T) {
+	apptest.Parallel(t)
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
 		cost := tokenCost(2, 8, 0, fakeupstream.DefaultPromptTokens, fakeupstream.DefaultCompletionTokens, 0, 1)
 		const balance = 1000

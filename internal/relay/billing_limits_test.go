@@ -32,6 +32,7 @@ func decodeV1Error(t *testing.T, r *apptest.V1) v1Error {
 }
 
 func TestBillingInsufficientBalance(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -76,6 +77,7 @@ func TestBillingInsufficientBalance(t *testing.T) {
 }
 
 func TestBillingLimitedKeyExhausts(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -114,6 +116,7 @@ func TestBillingLimitedKeyExhausts(t *testing.T) {
 // TestBillingUpstreamFailureReleases checks that a call no channel served
 // costs nothing and holds nothing: the reservation is released.
 func TestBillingUpstreamFailureReleases(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up, up2 := fakeupstream.New(t), fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -148,6 +151,7 @@ func TestBillingUpstreamFailureReleases(t *testing.T) {
 // cancels the upstream call and is billed once, for what the upstream
 // produced, with nothing left held.
 func TestBillingClientDisconnectMidStream(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	reply := "one two three four five six seven eight nine ten"
@@ -189,6 +193,7 @@ func TestBillingClientDisconnectMidStream(t *testing.T) {
 // TestBillingModelWithoutPrice checks that a model with a channel but no
 // enabled price is refused before anything is forwarded: never served free.
 func TestBillingModelWithoutPrice(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

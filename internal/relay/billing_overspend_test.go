@@ -64,6 +64,7 @@ var overspendCases = []struct {
 // by exactly what the logs charged), and never leave the balance below zero
 // (strict billing, the default).
 func TestBillingNoOverspend(t *testing.T) {
+	apptest.Parallel(t)
 	for _, tc := range overspendCases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.b
@@ -155,6 +156,7 @@ func TestBillingNoOverspend(t *testing.T) {
 // reservation estimate: a balance that covers many reservations serves 50
 // parallel calls, all of them, each billed exactly.
 func TestBillingLargeBalanceNotBlocked(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	up.SetBehavior(fakeupstream.Behavior{Delay: 20 * time.Millisecond})

@@ -170,6 +170,7 @@ func (s *strictRun) checkNotNegative(t *testing.T, acct strictAccount) (spent in
 // (or a limited key) worth 5 uncapped calls leave it at 0 or above and
 // serve at least 5 of them.
 func TestStrictBillingOpenCompletion(t *testing.T) {
+	apptest.Parallel(t)
 	uncapped := tokenCost(2, 8, 0, fakeupstream.DefaultPromptTokens, hugeCompletion, 0, 1)
 	money := 5*uncapped + 777
 	for _, tc := range openCases {
@@ -199,6 +200,7 @@ func TestStrictBillingOpenCompletion(t *testing.T) {
 // With DefaultCompletionSize 1 a hold is exactly the bound, so the 3 run
 // in parallel.
 func TestStrictBillingBoundedCalls(t *testing.T) {
+	apptest.Parallel(t)
 	withMax := func(b map[string]any, field string, n int) map[string]any {
 		b[field] = n
 		return b
@@ -254,6 +256,7 @@ func TestStrictBillingBoundedCalls(t *testing.T) {
 // rule: no limit is added, a call may cost more than it held, and parallel
 // calls drive the balance below zero.
 func TestStrictBillingOverrunOption(t *testing.T) {
+	apptest.Parallel(t)
 	uncapped := tokenCost(2, 8, 0, fakeupstream.DefaultPromptTokens, hugeCompletion, 0, 1)
 	acct := strictAccount{"balance", false, 5*uncapped + 777}
 	s := newStrictRun(t, 1, acct, fakeupstream.Behavior{CompletionTokens: hugeCompletion, HonourLimit: true, Delay: 50 * time.Millisecond})
@@ -271,6 +274,7 @@ func TestStrictBillingOverrunOption(t *testing.T) {
 // (or a prompt costlier than its bound) costs the user what was held, never
 // more; the consume log says what was not collected.
 func TestStrictBillingChargesAtMostTheHold(t *testing.T) {
+	apptest.Parallel(t)
 	const money = 20_000 // below one full hold: the call holds all of it
 	acct := strictAccount{"balance", false, money}
 	s := newStrictRun(t, 1, acct, fakeupstream.Behavior{CompletionTokens: hugeCompletion}) // the limit is ignored
@@ -292,6 +296,7 @@ func TestStrictBillingChargesAtMostTheHold(t *testing.T) {
 // upstream receives without re-encoding it (first field, the rest byte for
 // byte), in the field the model takes, and a smaller client limit stays.
 func TestStrictBillingLimitOnTheWire(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -326,6 +331,7 @@ func itoa(n int64) string { return apptest.Path("%d", n) }
 // TestStrictBillingCountsChoices: n completions of up to max_tokens each
 // cost up to n times as much; a balance that covers one is refused for two.
 func TestStrictBillingCountsChoices(t *testing.T) {
+	apptest.Parallel(t)
 	body := withMaxTokens(chatBody("gpt-test", "hi", false), 1000)
 	raw, _ := json.Marshal(body)
 	one := tokenCost(2, 8, 0, int64(len(raw)+len(`,"n":2`))+16, 1000, 0, 1)
@@ -353,6 +359,7 @@ func withMaxTokens(b map[string]any, n int) map[string]any {
 // that does not buy one token refuses both, and nothing reaches the
 // upstream for a refused call.
 func TestStrictBillingSmallestLimit(t *testing.T) {
+	apptest.Parallel(t)
 	chat, _ := json.Marshal(chatBody("gpt-test", "hi", false))
 	resp, _ := json.Marshal(map[string]any{"model": "gpt-test", "input": "hi"})
 	for _, tc := range []struct {

@@ -56,6 +56,7 @@ func checkBilled(t *testing.T, g *apptest.Gateway, before apptest.Accounts, logs
 }
 
 func TestBillingExactJSONAndStream(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	up.SetBehavior(fakeupstream.Behavior{PromptTokens: 12, CompletionTokens: 8})
@@ -108,6 +109,7 @@ func TestBillingExactJSONAndStream(t *testing.T) {
 // message_start carries a first output token and message_delta the total;
 // Gemini's usageMetadata is a running total on every event.
 func TestBillingDialectUsage(t *testing.T) {
+	apptest.Parallel(t)
 	b := fakeupstream.Behavior{PromptTokens: 30, CompletionTokens: 20, CachedTokens: 10, Chunks: 4}
 	want := tokenCost(2, 8, 0.5, 30, 20, 10, 1) // 40 + 5 + 160 = 205
 	for _, tc := range []struct {
@@ -149,6 +151,7 @@ func TestBillingDialectUsage(t *testing.T) {
 }
 
 func TestBillingGroupDiscount(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -196,6 +199,7 @@ func groupPriceID(t *testing.T, g *apptest.Gateway, group, model string) int64 {
 }
 
 func TestBillingPerRequestPrice(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -215,6 +219,7 @@ func TestBillingPerRequestPrice(t *testing.T) {
 }
 
 func TestBillingCachedTokens(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	up.SetBehavior(fakeupstream.Behavior{PromptTokens: 100, CachedTokens: 40, CompletionTokens: 10})
@@ -242,6 +247,7 @@ func TestBillingCachedTokens(t *testing.T) {
 // usage: both sides are counted with the tokenizer, a stream's pieces as the
 // one text they make, and the log says the tokens are estimated.
 func TestBillingMissingUsage(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	reply := "The quick brown fox jumps over the lazy dog again and again"

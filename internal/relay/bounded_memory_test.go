@@ -116,6 +116,7 @@ func closedOnUs(err string) bool {
 // A user who cannot pay is refused on the headers: the answer arrives while
 // the client is still sending (here: stalled after 1 MiB of a 31 MiB body).
 func TestUnpaidUploadRefusedUnread(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -143,6 +144,7 @@ func TestUnpaidUploadRefusedUnread(t *testing.T) {
 // A stalled upload is answered 408 once BODY_READ_TIMEOUT passes; the
 // deadline covers the body only, never a slow answer or stream.
 func TestStalledUploadCut(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t, "BODY_READ_TIMEOUT", "300ms")
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -171,6 +173,7 @@ func TestStalledUploadCut(t *testing.T) {
 // Bodies held at once are bounded by RelayBodyBudgetMB: uploads beyond it
 // are answered 429 while they stall, and a small call still goes through.
 func TestBodyBudget(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

@@ -125,6 +125,7 @@ func (f *breakerFleet) waitState(t *testing.T, state string) breakerState {
 // Open → skip → probe with the model → close, through HTTP: the scenario
 // of issue 13 §2.
 func TestBreakerOpensSkipsProbesAndCloses(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	f.openBreaker(t)
 	now := f.clock.Now().Unix()
@@ -177,6 +178,7 @@ func TestBreakerOpensSkipsProbesAndCloses(t *testing.T) {
 // A probe that fails opens the breaker again for twice as long; the next
 // one that succeeds closes it.
 func TestBreakerFlapsWithGrowingCoolDown(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	f.openBreaker(t)
 	f.clock.Advance(30 * time.Second)
@@ -216,6 +218,7 @@ func TestBreakerFlapsWithGrowingCoolDown(t *testing.T) {
 
 // One error, or a few below the thresholds, leave the breaker closed.
 func TestBreakerIgnoresAOneOffError(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	f.ups[0].Script(fakeupstream.Behavior{Status: http.StatusBadGateway})
 	wantReply(t, f.chat(""), "up1")
@@ -253,6 +256,7 @@ func TestBreakerIgnoresAOneOffError(t *testing.T) {
 // The error-rate rule: with ChannelBreakerMinCalls calls in the window and
 // failures at the rate, the breaker opens without failures in a row.
 func TestBreakerOpensOnErrorRate(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	f.g.SetOption("ChannelBreakerConsecutiveFailures", "0")
 	f.g.SetOption("ChannelBreakerMinCalls", "6")
@@ -271,6 +275,7 @@ func TestBreakerOpensOnErrorRate(t *testing.T) {
 // A key refusal still disables the channel outright (and is no breaker
 // failure); with the breaker off nothing opens.
 func TestBreakerKeyRefusalAndOff(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	f.ups[0].SetBehavior(fakeupstream.Behavior{Status: http.StatusUnauthorized})
 	wantReply(t, f.chat(""), "up1")
@@ -299,6 +304,7 @@ func TestBreakerKeyRefusalAndOff(t *testing.T) {
 // been answered, so no call can see the breaker closed again however slowly
 // the machine runs them (it once flaked under load with a 500 ms delay).
 func TestBreakerSendsOneProbeUnderParallelCalls(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	f.g.SetQuota(1_000_000_000) // 200 holds at once
 	f.openBreaker(t)
@@ -332,6 +338,7 @@ func TestBreakerSendsOneProbeUnderParallelCalls(t *testing.T) {
 // The list route shows only breakers worth a look, and an admin's
 // successful test of the model closes its breaker.
 func TestBreakerListAndAdminTest(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	l := apptest.OKData[breakerList](f.g.Root, "GET", "/api/channel/breakers", nil)
 	if len(l.Breakers) != 0 || l.Now != f.clock.Now().Unix() {
@@ -355,6 +362,7 @@ func TestBreakerListAndAdminTest(t *testing.T) {
 // When every channel of the model is skipped, the call gets the existing
 // 503 no_channel without an upstream call, and pays nothing.
 func TestBreakerAllSkippedIsNoChannel(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	f.ups[0].SetBehavior(fakeupstream.Behavior{Status: http.StatusBadGateway})
 	for i := range 5 { // gpt-b has only up0
@@ -378,6 +386,7 @@ func TestBreakerAllSkippedIsNoChannel(t *testing.T) {
 
 // A stream the upstream breaks after it started is the channel's failure.
 func TestBreakerCountsBrokenStreams(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	f.ups[0].SetBehavior(fakeupstream.Behavior{FailAfter: 1, ResetOnCut: true})
 	stream := map[string]any{"model": "gpt-test", "stream": true, "messages": []map[string]string{{"role": "user", "content": "hi"}}}
@@ -399,6 +408,7 @@ func TestBreakerCountsBrokenStreams(t *testing.T) {
 // A probe answered 200 with something that is not JSON fails; a probe whose
 // key is refused disables the channel, as a call's refusal would.
 func TestBreakerProbeUnreadableAndKeyRefused(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	f.openBreaker(t)
 	f.ups[0].SetBehavior(fakeupstream.Behavior{Garbage: true})
@@ -429,6 +439,7 @@ func TestBreakerProbeUnreadableAndKeyRefused(t *testing.T) {
 // An upstream that refuses connections (no answer at all) opens the
 // breaker like 5xx answers do; its events have status 0.
 func TestBreakerCountsConnectionErrors(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -453,6 +464,7 @@ func TestBreakerCountsConnectionErrors(t *testing.T) {
 // two channels the user's calls go to the other one first. Also with the
 // user's calls and others' in parallel.
 func TestBreakerOneCallerCannotTripIt(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	attacker, victim := f.keys[0], f.keys[1]
 	f.ups[0].When("poison", fakeupstream.Behavior{Status: http.StatusInternalServerError})
@@ -515,6 +527,7 @@ func TestBreakerOneCallerCannotTripIt(t *testing.T) {
 // A real outage, failures from several callers, opens the breaker as fast
 // as before: at the fifth failure in a row, and by the error rate.
 func TestBreakerOutageOfSeveralCallersOpens(t *testing.T) {
+	apptest.Parallel(t)
 	f := newBreakerFleet(t)
 	third := f.newCaller(t, "caller3")
 	keys := []string{f.keys[0], third, f.keys[1]}

@@ -14,6 +14,7 @@ import (
 // use) is that request's answer: the client gets it, no other channel is
 // tried, and the channel keeps serving everyone else.
 func TestRequestRefusalLeavesTheChannelEnabled(t *testing.T) {
+	apptest.Parallel(t)
 	for name, tc := range map[string]struct {
 		typ     int
 		refusal fakeupstream.Behavior
@@ -55,6 +56,7 @@ func TestRequestRefusalLeavesTheChannelEnabled(t *testing.T) {
 // Answers that refuse the key or its account in the other dialects disable
 // the channel, and the call is answered by another one.
 func TestKeyRefusalsDisableTheChannelInEveryDialect(t *testing.T) {
+	apptest.Parallel(t)
 	for name, tc := range map[string]struct {
 		typ     int
 		refusal fakeupstream.Behavior
@@ -81,6 +83,7 @@ func TestKeyRefusalsDisableTheChannelInEveryDialect(t *testing.T) {
 // answers again, waits ChannelRecheckMinutes between tests of one channel,
 // and never touches a channel an admin disabled.
 func TestRecheckReEnablesAutoDisabledChannels(t *testing.T) {
+	apptest.Parallel(t)
 	ctx := context.Background()
 	f := newFleet(t, 10, 0, 10)
 	recheck := func() {

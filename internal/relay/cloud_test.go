@@ -217,6 +217,7 @@ func usageBackend(t *testing.T) *fakeupstream.Server {
 }
 
 func TestAzureChannel(t *testing.T) {
+	apptest.Parallel(t)
 	up := usageBackend(t)
 	az := fakecloud.NewAzure(t, up, fakeupstream.DefaultKey, "azure-key-1", azureModel)
 	c := newCloudGateway(t, channel.TypeAzure, az.URL, "azure-key-1", azureModel)
@@ -241,6 +242,7 @@ func TestAzureChannel(t *testing.T) {
 }
 
 func TestBedrockChannel(t *testing.T) {
+	apptest.Parallel(t)
 	up := usageBackend(t)
 	b := fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1")
 	c := newCloudGateway(t, channel.TypeBedrock, b.URL, bedrockKey(awsCreds, "us-east-1"), bedrockClaude, bedrockNova)
@@ -280,6 +282,7 @@ func TestBedrockChannel(t *testing.T) {
 }
 
 func TestVertexChannel(t *testing.T) {
+	apptest.Parallel(t)
 	up := usageBackend(t)
 	tokens := fakecloud.NewGoogleTokens(t)
 	sa := tokens.NewServiceAccount(t, "gateway", "proj-1")
@@ -312,6 +315,7 @@ func TestVertexChannel(t *testing.T) {
 }
 
 func TestCloudChannelFields(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	root := e.Root()
 	tokens := fakecloud.NewGoogleTokens(t)
@@ -385,6 +389,7 @@ func TestCloudChannelFields(t *testing.T) {
 // the provider reported (cache reads, 5-minute and 1-hour writes where the
 // provider reports them), at the prices of the prompt's tier.
 func TestCloudBillingCacheAndTiers(t *testing.T) {
+	apptest.Parallel(t)
 	below := fakeupstream.Behavior{PromptTokens: 900, CachedTokens: 400, CacheWriteTokens: 200, CacheWrite1hTokens: 100, CompletionTokens: 50}
 	above := fakeupstream.Behavior{PromptTokens: 1500, CachedTokens: 600, CacheWriteTokens: 300, CacheWrite1hTokens: 200, CompletionTokens: 100}
 	messages := func(model string, stream bool) map[string]any {
@@ -474,6 +479,7 @@ func TestCloudBillingCacheAndTiers(t *testing.T) {
 // TestVertexParallelFirstCalls: concurrent first calls of a Vertex channel
 // share one token grant, and each is billed exactly once.
 func TestVertexParallelFirstCalls(t *testing.T) {
+	apptest.Parallel(t)
 	up := usageBackend(t)
 	tokens := fakecloud.NewGoogleTokens(t)
 	sa := tokens.NewServiceAccount(t, "parallel", "proj-1")
@@ -511,6 +517,7 @@ func TestVertexParallelFirstCalls(t *testing.T) {
 // Bedrock reports throttling mid-stream) ends the client's stream with an
 // error, never a clean end, on the passthrough and the converted path.
 func TestBedrockStreamException(t *testing.T) {
+	apptest.Parallel(t)
 	up := usageBackend(t)
 	b := fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1")
 	c := newCloudGateway(t, channel.TypeBedrock, b.URL, bedrockKey(awsCreds, "us-east-1"), bedrockClaude, bedrockNova)
@@ -534,6 +541,7 @@ func TestBedrockStreamException(t *testing.T) {
 // TestAzureNativeRoutes: embeddings at the deployment's URL, Responses at
 // the resource's with the deployment as model, on a dated api-version.
 func TestAzureNativeRoutes(t *testing.T) {
+	apptest.Parallel(t)
 	up := usageBackend(t)
 	az := fakecloud.NewAzure(t, up, fakeupstream.DefaultKey, "azure-key-1", "my-deployment")
 	c := newCloudGateway(t, channel.TypeAzure, az.URL, "azure-key-1", azureModel)
@@ -554,6 +562,7 @@ func TestAzureNativeRoutes(t *testing.T) {
 // its own key; a key refused by AWS is retired alone, the call retried on
 // the other and billed once; keys of another region are refused at save.
 func TestBedrockKeyPool(t *testing.T) {
+	apptest.Parallel(t)
 	up := usageBackend(t)
 	b := fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1")
 	// Another key id: AWS's signer caches signing keys by key id, and no
@@ -614,6 +623,7 @@ func (c *cloudGateway) checkResponses(t *testing.T, up *fakeupstream.Server, mod
 // TestResponsesOnCloudChannels: /v1/responses on Bedrock (Converse and
 // Claude) and Vertex (Gemini and Claude) is converted through chat.
 func TestResponsesOnCloudChannels(t *testing.T) {
+	apptest.Parallel(t)
 	up := usageBackend(t)
 	b := fakecloud.NewBedrock(t, up, fakeupstream.DefaultKey, awsCreds, "us-east-1")
 	cb := newCloudGatewayOn(t, apptest.New(t), up, channel.TypeBedrock, b.URL, bedrockKey(awsCreds, "us-east-1"), bedrockNova, bedrockClaude)

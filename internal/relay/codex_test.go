@@ -35,6 +35,7 @@ func codexBinary(t *testing.T) string {
 // comes back. The file must exist, the output must have reached the
 // upstream under the call's id, and every call must be billed exactly.
 func TestCodexThroughConversion(t *testing.T) {
+	apptest.Parallel(t)
 	codex := codexBinary(t)
 	for _, kind := range responsesKinds {
 		t.Run(kind.name, func(t *testing.T) {

@@ -40,6 +40,7 @@ var conversionCases = []struct {
 }
 
 func TestConversionsThroughHTTP(t *testing.T) {
+	apptest.Parallel(t)
 	for _, tc := range conversionCases {
 		t.Run(tc.name, func(t *testing.T) {
 			in, err := os.ReadFile(filepath.Join("testdata", "conversions", tc.input))

@@ -34,6 +34,7 @@ func inputTokens(t *testing.T, r *apptest.V1) int64 {
 // caller's group is counted by that channel, with the channel's key and
 // anthropic-version; the call is free.
 func TestCountTokensUpstream(t *testing.T) {
+	apptest.Parallel(t)
 	f := newSDKFixture(t)
 	f.claude.SetBehavior(fakeupstream.Behavior{PromptTokens: 77})
 	before := f.g.Quota(f.g.UserID)
@@ -64,6 +65,7 @@ func TestCountTokensUpstream(t *testing.T) {
 // TestCountTokensLocal: without an Anthropic channel, or when it fails or
 // does not offer the endpoint, the relay counts locally.
 func TestCountTokensLocal(t *testing.T) {
+	apptest.Parallel(t)
 	f := newSDKFixture(t)
 	short := inputTokens(t, anthropicCall(f.e, f.g.Key, "POST", "/v1/messages/count_tokens", countBody("gpt-test", "hello")))
 	long := inputTokens(t, anthropicCall(f.e, f.g.Key, "POST", "/v1/messages/count_tokens",
@@ -100,6 +102,7 @@ func TestCountTokensLocal(t *testing.T) {
 // TestCountTokensRefusals: authorization and the model's availability
 // apply as to any call, in Anthropic's shape.
 func TestCountTokensRefusals(t *testing.T) {
+	apptest.Parallel(t)
 	f := newSDKFixture(t)
 	f.g.SetOption("RelayMaxBodyMB", "1")
 	call := func(key string, body any) *apptest.V1 {

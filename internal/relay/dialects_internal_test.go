@@ -12,6 +12,7 @@ import (
 // dialects.go would be served as OpenAI-compatible), and the capabilities
 // the relay resolves per channel are the ones each kind has.
 func TestDialectsRegistered(t *testing.T) {
+	t.Parallel()
 	for typ := range 1000 {
 		if channel.ValidType(typ) && dialects[typ] == nil {
 			t.Errorf("channel type %d has no dialect in dialects.go", typ)

@@ -36,6 +36,7 @@ func oneLog(t *testing.T, g *apptest.Gateway, before int64) apptest.LogInfo {
 }
 
 func TestCompletionsJSONAndStream(t *testing.T) {
+	apptest.Parallel(t)
 	e, g, _ := endpointGateway(t, "gpt-test", "")
 	before := g.Quota(g.UserID)
 	r := e.Call(g.Key, "POST", "/v1/completions", map[string]any{"model": "gpt-test", "prompt": "Say hi"})
@@ -58,6 +59,7 @@ func TestCompletionsJSONAndStream(t *testing.T) {
 }
 
 func TestEmbeddingsBillPromptTokens(t *testing.T) {
+	apptest.Parallel(t)
 	e, g, up := endpointGateway(t, "embed-test", "")
 	up.SetBehavior(fakeupstream.Behavior{PromptTokens: 500})
 	before := g.Quota(g.UserID)
@@ -73,6 +75,7 @@ func TestEmbeddingsBillPromptTokens(t *testing.T) {
 }
 
 func TestResponsesJSONAndSSE(t *testing.T) {
+	apptest.Parallel(t)
 	e, g, up := endpointGateway(t, "gpt-test", "")
 	before := g.Quota(g.UserID)
 	r := e.Call(g.Key, "POST", "/v1/responses", map[string]any{"model": "gpt-test", "input": "hi", "max_output_tokens": 64})
@@ -119,6 +122,7 @@ func upstreamStream(t *testing.T, up *fakeupstream.Server) []byte {
 }
 
 func TestImagesPerRequestPrice(t *testing.T) {
+	apptest.Parallel(t)
 	e, g, up := endpointGateway(t, "image-test", "")
 	setPrice(t, g, "image-test", map[string]any{"billing_type": "per_request", "per_request_price": 0.04})
 	before := g.Quota(g.UserID)
@@ -142,6 +146,7 @@ func TestImagesPerRequestPrice(t *testing.T) {
 }
 
 func TestSpeechPassesAudioThrough(t *testing.T) {
+	apptest.Parallel(t)
 	e, g, _ := endpointGateway(t, "tts-test", "")
 	input := "The quick brown fox jumps over the lazy dog, twice over."
 	before := g.Quota(g.UserID)
@@ -182,6 +187,7 @@ func transcriptionForm(t *testing.T, model, format string) ([]byte, string) {
 }
 
 func TestTranscriptionMultipartWithModelMapping(t *testing.T) {
+	apptest.Parallel(t)
 	e, g, up := endpointGateway(t, "whisper-test", `{"whisper-test":"whisper-1"}`)
 	up.SetBehavior(fakeupstream.Behavior{Reply: "hello there, this is a transcript"})
 	for _, format := range []string{"", "text"} {

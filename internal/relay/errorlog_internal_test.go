@@ -6,6 +6,7 @@ import (
 )
 
 func TestRedactSecrets(t *testing.T) {
+	t.Parallel()
 	u := &upstream{Key: "chan-key-0001", BaseURL: "https://proxyuser:proxypass@up.example/v1"}
 	tests := []struct{ in, want string }{
 		{"Incorrect API key provided: chan-key-0001.", "Incorrect API key provided: ***."},
@@ -32,6 +33,7 @@ func TestRedactSecrets(t *testing.T) {
 // Stored texts are valid UTF-8 without NUL and bounded, whatever the
 // upstream sent.
 func TestErrorTextsAreCleaned(t *testing.T) {
+	t.Parallel()
 	raw := "bad\x00 \xff\xfe bytes " + strings.Repeat("é", 5000)
 	got := upstreamErrorText.Clean(raw)
 	if strings.ContainsRune(got, 0) || !strings.HasPrefix(got, "bad  bytes") || len([]rune(got)) > 2048 {

@@ -77,6 +77,7 @@ func hiBody() map[string]any {
 // A refusal after the key was identified leaves one error row with what the
 // client got; a call with an unknown key leaves none.
 func TestErrorLogRecordsARefusal(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -126,6 +127,7 @@ func TestErrorLogRecordsARefusal(t *testing.T) {
 // it without the channel and the upstream's message; stats and the
 // dashboard count only the consume log.
 func TestErrorLogRecordsAFailedAttemptWithoutSecrets(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 10, 0)
 	f.g.UpdateChannel(f.ids[0], map[string]any{"base_url": strings.Replace(f.ups[0].URL, "http://", "http://admin:hunter22@", 1)})
 	leak := "boom: key upstream-key, Authorization: Bearer tok-12345678 sk-live-ABCDEF123456 " +
@@ -199,6 +201,7 @@ func TestErrorLogRecordsAFailedAttemptWithoutSecrets(t *testing.T) {
 // A call every channel failed leaves one row per attempt and no second row
 // repeating the last one.
 func TestErrorLogOneRowPerFailedAttempt(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 10, 0)
 	f.ups[0].SetBehavior(fakeupstream.Behavior{Status: http.StatusInternalServerError})
 	f.ups[1].SetBehavior(fakeupstream.Behavior{Status: http.StatusServiceUnavailable})
@@ -227,6 +230,7 @@ func TestErrorLogOneRowPerFailedAttempt(t *testing.T) {
 // A stream broken after its 200 leaves a stream_broken row next to the
 // call's consume log.
 func TestErrorLogRecordsABrokenStream(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	up.SetBehavior(fakeupstream.Behavior{Chunks: 6, FailAfter: 2})
@@ -249,6 +253,7 @@ func TestErrorLogRecordsABrokenStream(t *testing.T) {
 // The sweep deletes error rows older than ErrorLogRetentionDays, and
 // nothing else; 0 keeps them.
 func TestErrorLogRetentionSweep(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 10, 0)
 	f.ups[0].Script(fakeupstream.Behavior{Status: http.StatusInternalServerError})
 	wantReply(t, f.chat(""), "up1")
@@ -291,6 +296,7 @@ func TestErrorLogRetentionSweep(t *testing.T) {
 // 200 parallel failing calls all leave their row, while another user's
 // calls keep succeeding.
 func TestErrorLogParallelFailuresLandWithoutHurtingOthers(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -342,6 +348,7 @@ func TestErrorLogParallelFailuresLandWithoutHurtingOthers(t *testing.T) {
 // upstream wrote it, or converted; either way it leaves one row with its
 // channel and status, secrets removed.
 func TestErrorLogRecordsAnUpstreamRefusal(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	up.SetBehavior(fakeupstream.Behavior{Status: http.StatusBadRequest, ErrorMessage: "prompt too long for sk-leak-ABCDEF123456"})
@@ -385,6 +392,7 @@ func TestErrorLogRecordsAnUpstreamRefusal(t *testing.T) {
 // name, so "why does my key fail" has an answer in the user's own logs. The
 // row holds the message in the language the client was answered in.
 func TestErrorLogRecordsRefusedKeys(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -433,6 +441,7 @@ func TestErrorLogRecordsRefusedKeys(t *testing.T) {
 // characters) is recorded with the name cleaned, and never costs another
 // caller's row: on PostgreSQL the raw name failed its whole batch.
 func TestErrorLogOfAnUnstorableModelName(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

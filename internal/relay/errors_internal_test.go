@@ -15,6 +15,7 @@ import (
 // in both dialects, including those hard to provoke over HTTP (a full
 // body budget, a body read timeout, a panic).
 func TestWriteErrorShapes(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name               string
 		err                error

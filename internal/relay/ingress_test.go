@@ -14,6 +14,7 @@ import (
 // The upstream sees the channel's key and none of the caller's credentials,
 // cookies or hop-by-hop headers, whatever the two dialects.
 func TestUpstreamGetsChannelKeyOnly(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	oa := fakeupstream.New(t, fakeupstream.WithKey("openai-channel-key"))
 	an := fakeupstream.New(t, fakeupstream.WithKey("anthropic-channel-key"))
@@ -80,6 +81,7 @@ func TestUpstreamGetsChannelKeyOnly(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -145,6 +147,7 @@ func v1Models(t *testing.T, e *apptest.Env, key string) []string {
 }
 
 func TestModelsEndpoints(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -201,6 +204,7 @@ func TestModelsEndpoints(t *testing.T) {
 }
 
 func TestNoChannelOrNoPrice(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -228,6 +232,7 @@ func TestNoChannelOrNoPrice(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

@@ -52,6 +52,7 @@ func poolChat(e *apptest.Env, key string) *apptest.V1 {
 // A channel's key text with one key a line is a pool: calls take the keys
 // in turn, the view counts them without showing any.
 func TestKeyPoolSpreadsCallsRoundRobin(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t, fakeupstream.WithKey("pool-key-1", "pool-key-2", "pool-key-3"))
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, UpstreamKey: "pool-key-1\n\npool-key-2\r\n  pool-key-3  \n"})
@@ -87,6 +88,7 @@ func TestKeyPoolSpreadsCallsRoundRobin(t *testing.T) {
 // a restart and shown in the view; the call is answered on another key and
 // billed once; an admin's re-enable brings it back into the turn.
 func TestKeyPoolRetiresARefusedKeyAlone(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t, fakeupstream.WithKey("pool-key-1", "pool-key-2", "pool-key-3"))
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, UpstreamKey: "pool-key-1\npool-key-2\npool-key-3"})
@@ -150,6 +152,7 @@ func TestKeyPoolRetiresARefusedKeyAlone(t *testing.T) {
 // Hundreds of parallel calls over a pool with one revoked key: every call
 // is answered, the key is retired once, every call billed exactly once.
 func TestKeyPoolParallelRefusals(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t, fakeupstream.WithKey("pool-key-1", "pool-key-3")) // key 2 is unknown: 401
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, UpstreamKey: "pool-key-1\npool-key-2\npool-key-3",
@@ -181,6 +184,7 @@ func TestKeyPoolParallelRefusals(t *testing.T) {
 // channel is; the recheck brings back the keys that answer again, and the
 // channel with them. The channel test reports each key.
 func TestKeyPoolLastKeyDisablesAndRecheckRestores(t *testing.T) {
+	apptest.Parallel(t)
 	ctx := context.Background()
 	f := newFleet(t, 10, 0)
 	// Channel 0's upstream accepts only pool-key-a; its pool also holds a

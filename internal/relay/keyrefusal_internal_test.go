@@ -10,6 +10,7 @@ import (
 )
 
 func TestKeyRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		d      dialect.Dialect

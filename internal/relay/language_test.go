@@ -40,6 +40,7 @@ func errorMessage(t *testing.T, path string, r *apptest.V1) string {
 // English under MessageLanguage=en, in both SDK shapes, the spec's
 // messages as written in both.
 func TestMessageLanguageV1(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

@@ -36,6 +36,7 @@ var (
 )
 
 func TestUpstreamHeadersAllowListed(t *testing.T) {
+	apptest.Parallel(t)
 	chat := map[string]any{"model": "gpt-test", "messages": streamHi, "max_tokens": 100}
 	cases := []struct {
 		name      string
@@ -90,6 +91,7 @@ func TestUpstreamHeadersAllowListed(t *testing.T) {
 // reset mid-body tells the client it broke and the request id to quote,
 // never the network error, which names the upstream's address and port.
 func TestBrokenStreamErrorNamesNoAddress(t *testing.T) {
+	apptest.Parallel(t)
 	cases := []struct {
 		name string
 		typ  int
@@ -126,6 +128,7 @@ func TestBrokenStreamErrorNamesNoAddress(t *testing.T) {
 // TestOwnLogsHideChannel: a call's consume log names its channel to the
 // admin only.
 func TestOwnLogsHideChannel(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

@@ -5,6 +5,7 @@ import "testing"
 // A burst of large bodies returns memory once they are gone, like a burst
 // of many calls; small bodies do not.
 func TestMemoryReturnedAfterLargeBodies(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		peak int64

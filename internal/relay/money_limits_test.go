@@ -16,6 +16,7 @@ import (
 // on SQLite, "bigint out of range" failing every later batch on PostgreSQL),
 // and the process starts again on that database.
 func TestAbsurdUsageBilledAtCap(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	up.SetBehavior(fakeupstream.Behavior{PromptTokens: 4e18, CompletionTokens: 4e18})

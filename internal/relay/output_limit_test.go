@@ -30,6 +30,7 @@ func setOutputLimit(t *testing.T, g *apptest.Gateway, model string, n int64) {
 // hold buys, above the global default since the hold is for the model's
 // limit.
 func TestModelOutputLimitOpenAIDialect(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -75,6 +76,7 @@ func TestModelOutputLimitOpenAIDialect(t *testing.T) {
 // exactly the model's value, natively and converted, with strict billing
 // and with overruns allowed.
 func TestModelOutputLimitAnthropicGetsExactlyIt(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: channel.TypeAnthropic})
@@ -111,6 +113,7 @@ func TestModelOutputLimitAnthropicGetsExactlyIt(t *testing.T) {
 // max_output_tokens is validated: an integer from 0 to 10,000,000; a bad
 // value is refused and changes nothing.
 func TestModelPriceOutputLimitValidation(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -149,6 +152,7 @@ func TestModelPriceOutputLimitValidation(t *testing.T) {
 // a window that covers it leaves the body unchanged, a window that leaves
 // less caps the call at what it holds.
 func TestModelOutputLimitOnAPlan(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g := planGateway(t)
 	setOutputLimit(t, g, "gpt-test", 5000)
 	g.Subscribe(g.UserID, g.NewPlan("p", apptest.PlanLimits{"gpt-test": {"token_period": 8000}}, nil), 30)

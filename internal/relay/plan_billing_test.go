@@ -37,6 +37,7 @@ func planGateway(t *testing.T) (*apptest.Env, *fakeupstream.Server, *apptest.Gat
 }
 
 func TestPlanPaysWithoutBalance(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g := planGateway(t)
 	planID := g.NewPlan("basic", apptest.PlanLimits{"gpt-test": {"request_period": 100}}, nil)
 	g.Subscribe(g.UserID, planID, 30)
@@ -66,6 +67,7 @@ func TestPlanPaysWithoutBalance(t *testing.T) {
 }
 
 func TestPlanRule1ServesDefaultModel(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g := planGateway(t)
 	g.AddModel("gpt-mini", up.URL, 1, 2)
 	planID := g.NewPlan("mini", apptest.PlanLimits{"gpt-mini": {"request_period": 100}}, map[string]any{"default_model": "gpt-mini"})
@@ -92,6 +94,7 @@ func TestPlanRule1ServesDefaultModel(t *testing.T) {
 }
 
 func TestPlanRule2RefusesModelOutsidePlan(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g := planGateway(t)
 	g.AddModel("gpt-mini", up.URL, 1, 2)
 	g.SetQuota(10_000_000) // a balance does not change rule 2
@@ -121,6 +124,7 @@ func TestPlanRule2RefusesModelOutsidePlan(t *testing.T) {
 // to just before and just after the moment it frees (Reset: the bucket's
 // end plus the window's length; docs/decisions/plan-limits.md).
 func TestPlanLimitWindows(t *testing.T) {
+	apptest.Parallel(t)
 	const day = 24 * time.Hour
 	for _, tt := range []struct {
 		name     string
@@ -211,6 +215,7 @@ func TestPlanLimitWindows(t *testing.T) {
 }
 
 func TestPlanRateLimitHeaders(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g := planGateway(t)
 	clock := newPlanClock(e)
 	// The channel's own rate-limit state must not reach a plan's caller.
@@ -261,6 +266,7 @@ func TestPlanRateLimitHeaders(t *testing.T) {
 // limit passes the call to the next, then to the balance; when nothing can
 // pay the answer names the first subscription's limit.
 func TestPlanFallback(t *testing.T) {
+	apptest.Parallel(t)
 	e, _, g := planGateway(t)
 	newPlanClock(e)
 	g.SetQuota(1_000_000)
@@ -317,6 +323,7 @@ func TestPlanFallback(t *testing.T) {
 // TestPlanReleasesFailedCalls: a call that fails upstream gives its
 // reservation back, so it does not count against the limit.
 func TestPlanReleasesFailedCalls(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g := planGateway(t)
 	planID := g.NewPlan("p", apptest.PlanLimits{"gpt-test": {"request_period": 1}}, nil)
 	g.Subscribe(g.UserID, planID, 30)
@@ -341,6 +348,7 @@ func TestPlanReleasesFailedCalls(t *testing.T) {
 // request_period 10 serve exactly 10, on the engine the suite runs on
 // (SQLite, or PostgreSQL / MariaDB with MODELGATE_TEST_DB).
 func TestPlanParallelCallsServeExactlyTheLimit(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g := planGateway(t)
 	planID := g.NewPlan("p", apptest.PlanLimits{"gpt-test": {"request_period": 10}}, nil)
 	g.Subscribe(g.UserID, planID, 30)
@@ -374,6 +382,7 @@ func TestPlanParallelCallsServeExactlyTheLimit(t *testing.T) {
 // TestPlanExpiredSubscriptionStopsPaying: past its end a subscription pays
 // for nothing, before the expiry job has written it down.
 func TestPlanExpiredSubscriptionStopsPaying(t *testing.T) {
+	apptest.Parallel(t)
 	e, _, g := planGateway(t)
 	clock := newPlanClock(e)
 	planID := g.NewPlan("p", apptest.PlanLimits{"gpt-test": {}}, nil)
@@ -392,6 +401,7 @@ func TestPlanExpiredSubscriptionStopsPaying(t *testing.T) {
 // SQLite) are in the database after a graceful stop, so a new process
 // goes on from them; the usage route shows them.
 func TestPlanUsageSurvivesRestart(t *testing.T) {
+	apptest.Parallel(t)
 	e, _, g := planGateway(t)
 	planID := g.NewPlan("p", apptest.PlanLimits{"gpt-test": {"request_period": 2}}, nil)
 	subID := g.Subscribe(g.UserID, planID, 30)
@@ -427,6 +437,7 @@ func TestPlanUsageSurvivesRestart(t *testing.T) {
 // after the prompt when that is less, and is capped upstream at exactly
 // what it holds (docs/decisions/plan-limits.md, "Token holds").
 func TestPlanCapsAnOpenCompletion(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g := planGateway(t)
 	up.SetBehavior(longAnswer)
 	g.SetOption("DefaultCompletionSize", "16")

@@ -212,22 +212,26 @@ func smallWindowServesBoundedCalls(t *testing.T, p planTokenNodes) {
 }
 
 func TestPlanOpenCallsHoldTheWindow(t *testing.T) {
+	apptest.Parallel(t)
 	p := singlePlanNode(t, map[string]int64{"token_period": 100_000})
 	openCallsHoldTheWindow(t, p)
 }
 
 func TestPlanSmallWindowServesBoundedCalls(t *testing.T) {
+	apptest.Parallel(t)
 	p := singlePlanNode(t, map[string]int64{"token_period": 3_000})
 	smallWindowServesBoundedCalls(t, p)
 }
 
 func TestFleetPlanOpenCallsHoldTheWindow(t *testing.T) {
+	apptest.Parallel(t)
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
 		openCallsHoldTheWindow(t, fleetPlanNodes(t, en, map[string]int64{"token_period": 100_000}))
 	})
 }
 
 func TestFleetPlanSmallWindowServesBoundedCalls(t *testing.T) {
+	apptest.Parallel(t)
 	eachServerEngine(t, func(t *testing.T, en storetest.Engine) {
 		smallWindowServesBoundedCalls(t, fleetPlanNodes(t, en, map[string]int64{"token_period": 3_000}))
 	})

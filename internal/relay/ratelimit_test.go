@@ -85,6 +85,7 @@ func parallel(e *apptest.Env, n int, body any, keys ...string) *outcome {
 // 10; the rest get OpenAI's 429 naming the limit, with Retry-After and the
 // x-ratelimit headers, and move no money. The next window serves again.
 func TestRateLimitKeyRPM(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g, clock := limitGateway(t)
 	setKeyLimits(t, g, 10, 0, 0)
 	before := g.Quota(g.UserID)
@@ -154,6 +155,7 @@ func TestRateLimitKeyRPM(t *testing.T) {
 // TestRateLimitGroupPerUser: a group's RPM applies to each of its users on
 // their own, over all their keys together.
 func TestRateLimitGroupPerUser(t *testing.T) {
+	apptest.Parallel(t)
 	e, _, g, _ := limitGateway(t)
 	g.SetOption("GroupRateLimits", `{"default":{"rpm":5}}`)
 	second := g.User.CreateToken(map[string]any{"name": "second", "unlimited_quota": true}).Key
@@ -180,6 +182,7 @@ func TestRateLimitGroupPerUser(t *testing.T) {
 // TestRateLimitConcurrency: calls in flight are held to the key's limit
 // and to the group's per-user limit; the slots come back when calls end.
 func TestRateLimitConcurrency(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g, _ := limitGateway(t)
 	up.SetBehavior(fakeupstream.Behavior{Delay: 3 * time.Second})
 	setKeyLimits(t, g, 0, 0, 3)
@@ -209,6 +212,7 @@ func TestRateLimitConcurrency(t *testing.T) {
 // calls are refused by the estimate while sequential ones fit once the
 // first used far less.
 func TestRateLimitTPMSettles(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g, clock := limitGateway(t)
 	body := chatBody("gpt-test", "hi", false)
 	body["max_tokens"] = 1000
@@ -276,6 +280,7 @@ func TestRateLimitTPMSettles(t *testing.T) {
 // TestRateLimitSlotReleased: a concurrency slot comes back when the
 // upstream fails and when the client leaves mid-stream.
 func TestRateLimitSlotReleased(t *testing.T) {
+	apptest.Parallel(t)
 	e, up, g, _ := limitGateway(t)
 	g.SetOption("StreamDrainSeconds", "0")
 	g.SetOption("RetryTimes", "0")
@@ -315,6 +320,7 @@ func TestRateLimitSlotReleased(t *testing.T) {
 // outage is one incident in the admin status, and RateLimitFailClosed
 // refuses limited calls with 503 instead. Unlimited calls never notice.
 func TestRateLimitRedisDown(t *testing.T) {
+	apptest.Parallel(t)
 	e, _, g, clock := limitGateway(t, "REDIS_CONN_STRING", "redis://127.0.0.1:1/0")
 	setKeyLimits(t, g, 3, 0, 0)
 	o := 0
@@ -371,6 +377,7 @@ func TestRateLimitRedisDown(t *testing.T) {
 // admissions it ran late hold no concurrency slot: two slow calls at once
 // are served again, a third at the same time is refused.
 func TestRateLimitRedisFrozen(t *testing.T) {
+	apptest.Parallel(t)
 	srv := redisserver.Start(t)
 	e, up, g, clock := limitGateway(t, "REDIS_CONN_STRING", srv.URL)
 	setKeyLimits(t, g, 5, 0, 2)
@@ -432,6 +439,7 @@ func TestRateLimitRedisFrozen(t *testing.T) {
 // TestRateLimitFleet: two gateways sharing one PostgreSQL and one Redis
 // enforce one limit together.
 func TestRateLimitFleet(t *testing.T) {
+	apptest.Parallel(t)
 	redisURL := os.Getenv("MODELGATE_TEST_REDIS")
 	var pg *storetest.Engine
 	for _, en := range storetest.Engines() {

@@ -36,6 +36,7 @@ func sseData(body []byte) []string {
 var streamHi = []map[string]string{{"role": "user", "content": "hi"}}
 
 func TestMidStreamFailureIsReportedAndBilled(t *testing.T) {
+	apptest.Parallel(t)
 	cases := []struct {
 		name    string
 		typ     int
@@ -99,6 +100,7 @@ func streamedPrefix(reply string, chunks, n int) string {
 }
 
 func TestLongSSEEventPassesIntact(t *testing.T) {
+	apptest.Parallel(t)
 	args := `{"text":"` + strings.Repeat("abcdefghij", 7*1024) + `"}` // ≈70 KiB in one event
 	for _, typ := range []int{1, 14} {
 		t.Run(apptest.Path("channel type %d", typ), func(t *testing.T) {
@@ -135,6 +137,7 @@ func TestLongSSEEventPassesIntact(t *testing.T) {
 }
 
 func TestGarbageAnswerIs502AndReleasesTheHold(t *testing.T) {
+	apptest.Parallel(t)
 	for _, tc := range []struct {
 		name  string
 		typ   int
@@ -190,6 +193,7 @@ func setPrice(t *testing.T, g *apptest.Gateway, model string, fields map[string]
 }
 
 func TestClientCancelEndsTheUpstreamRequest(t *testing.T) {
+	apptest.Parallel(t)
 	for _, stream := range []bool{false, true} {
 		t.Run(apptest.Path("stream %v", stream), func(t *testing.T) {
 			e := apptest.New(t)
@@ -225,6 +229,7 @@ func TestClientCancelEndsTheUpstreamRequest(t *testing.T) {
 }
 
 func TestUnknownFieldsReachTheUpstreamUntouched(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
@@ -259,6 +264,7 @@ func decodeObject(t *testing.T, b []byte) map[string]any {
 }
 
 func TestModelMappingRewritesOnlyTheUpstreamModel(t *testing.T) {
+	apptest.Parallel(t)
 	for _, typ := range []int{1, 14, 24} {
 		t.Run(apptest.Path("channel type %d", typ), func(t *testing.T) {
 			e := apptest.New(t)
@@ -288,6 +294,7 @@ func TestModelMappingRewritesOnlyTheUpstreamModel(t *testing.T) {
 }
 
 func TestStreamsAreFlushedEventByEvent(t *testing.T) {
+	apptest.Parallel(t)
 	for _, tc := range []struct {
 		name string
 		typ  int

@@ -148,6 +148,7 @@ var (
 // /v1/responses on every converting channel kind, as JSON and as a stream,
 // and bills each call exactly from the upstream's usage.
 func TestResponsesConverted(t *testing.T) {
+	apptest.Parallel(t)
 	for _, kind := range responsesKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			e := apptest.New(t)
@@ -269,6 +270,7 @@ func TestResponsesConverted(t *testing.T) {
 // continuation by id is refused before the upstream is called, and not
 // billed.
 func TestResponsesPreviousResponseRefused(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: 14})
@@ -294,6 +296,7 @@ func TestResponsesPreviousResponseRefused(t *testing.T) {
 // natively; its 404 switches it to conversion for a day, then it is asked
 // natively again. The setting responses_api overrides what it learns.
 func TestResponsesLearnsChatOnly(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	clock := apptest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	e.App.SetClock(clock.Now)
@@ -366,6 +369,7 @@ func TestResponsesLearnsChatOnly(t *testing.T) {
 // chat-only channel nobody has learnt yet. Each is answered once and
 // billed once; the refused native tries bill nothing.
 func TestResponsesParallelLearning(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	up.SetChatOnly(true)
@@ -413,6 +417,7 @@ func TestResponsesParallelLearning(t *testing.T) {
 // TestResponsesStreamBroken: an upstream that cuts its stream ends the
 // converted stream with response.failed, never response.completed.
 func TestResponsesStreamBroken(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: 14})
@@ -429,6 +434,7 @@ func TestResponsesStreamBroken(t *testing.T) {
 // model_not_found on /v1/responses too; that 404 is the client's answer,
 // relayed as it came, and the channel keeps its Responses API.
 func TestResponsesUnknownModelNotLearnt(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

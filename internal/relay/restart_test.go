@@ -13,6 +13,7 @@ import (
 // Money held for a call whose process died (no settlement ever came) is
 // given back when the gateway starts again: a crash never keeps a hold.
 func TestHoldsOfACrashedProcessAreReturnedAtStart(t *testing.T) {
+	apptest.Parallel(t)
 	if storetest.Selected(t).Name != "sqlite" {
 		t.Skip("at start only SQLite can know every open hold is stale; shared databases age them out")
 	}

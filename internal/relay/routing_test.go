@@ -76,6 +76,7 @@ func wantReply(t *testing.T, r *apptest.V1, reply string) {
 }
 
 func TestRetryAfter500AnswersFromTheNextChannel(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 10, 0)
 	f.ups[0].Script(fakeupstream.Behavior{Status: http.StatusInternalServerError})
 	before := f.g.Quota(f.g.UserID)
@@ -93,6 +94,7 @@ func TestRetryAfter500AnswersFromTheNextChannel(t *testing.T) {
 }
 
 func TestRetryTimesBoundsTheAttempts(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 30, 20, 10)
 	for _, up := range f.ups {
 		up.SetBehavior(fakeupstream.Behavior{Status: http.StatusBadGateway})
@@ -115,6 +117,7 @@ func TestRetryTimesBoundsTheAttempts(t *testing.T) {
 }
 
 func TestRetryTimesZeroRelaysTheFailure(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 10, 0)
 	f.g.SetOption("RetryTimes", "0")
 	f.ups[0].Script(fakeupstream.Behavior{Status: http.StatusInternalServerError},
@@ -130,6 +133,7 @@ func TestRetryTimesZeroRelaysTheFailure(t *testing.T) {
 }
 
 func TestRateLimitedChannelCoolsDown(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 10, 0)
 	f.g.SetOption("ChannelCooldownSeconds", "1")
 	f.ups[0].Script(fakeupstream.Behavior{Status: http.StatusTooManyRequests})
@@ -145,6 +149,7 @@ func TestRateLimitedChannelCoolsDown(t *testing.T) {
 }
 
 func TestUpstreamKeyRefusedDisablesTheChannel(t *testing.T) {
+	apptest.Parallel(t)
 	for name, refusal := range map[string]fakeupstream.Behavior{
 		"401":                 {Status: http.StatusUnauthorized},
 		"403 invalid_api_key": {Status: http.StatusForbidden, ErrorCode: "invalid_api_key"},
@@ -174,6 +179,7 @@ func TestUpstreamKeyRefusedDisablesTheChannel(t *testing.T) {
 }
 
 func TestHigherPriorityAlwaysWins(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 0, 5, 1) // channel 1 is the highest tier
 	for range 20 {
 		wantReply(t, f.chat(""), "up1")
@@ -185,6 +191,7 @@ func TestHigherPriorityAlwaysWins(t *testing.T) {
 }
 
 func TestWeightsSplitATier(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 0, 0)
 	f.g.UpdateChannel(f.ids[1], map[string]any{"weight": 3})
 	const calls = 200
@@ -204,6 +211,7 @@ func TestWeightsSplitATier(t *testing.T) {
 // No channel in the group: the model is not offered to this caller (404);
 // channels that exist but all cool down are temporary (503).
 func TestNoChannelAnswers404NamingGroupAndModel(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 0)
 	f.g.Root.OK("POST", "/api/model_price/", map[string]any{"model_name": "orphan-model", "input_price": 1, "output_price": 1})
 	before := f.g.Quota(f.g.UserID)
@@ -234,6 +242,7 @@ func TestNoChannelAnswers404NamingGroupAndModel(t *testing.T) {
 }
 
 func TestAdminPinsAChannel(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 10, 0)
 	var root apptest.UserInfo
 	f.g.Root.OK("GET", "/api/user/self", nil).Decode(t, &root)
@@ -269,6 +278,7 @@ func TestAdminPinsAChannel(t *testing.T) {
 }
 
 func TestRetryAfterConnectErrorAndAcrossDialects(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 30)
 	claude := fakeupstream.New(t)
 	claude.SetBehavior(fakeupstream.Behavior{Status: 529})
@@ -291,6 +301,7 @@ func TestRetryAfterConnectErrorAndAcrossDialects(t *testing.T) {
 }
 
 func TestGeminiInvalidKeyDisablesTheChannel(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 0)
 	gem := fakeupstream.New(t, fakeupstream.WithKey("rotated-key"))
 	id := f.g.AddChannel(apptest.ChannelSpec{URL: gem.URL, Type: 24, Name: "gemini", Priority: 10})

@@ -7,6 +7,7 @@ import (
 )
 
 func TestCollectText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		keys     map[string]bool
@@ -28,6 +29,7 @@ func TestCollectText(t *testing.T) {
 }
 
 func TestJoinURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ base, path, want string }{
 		{"https://api.openai.com", "/v1/chat/completions", "https://api.openai.com/v1/chat/completions"},
 		{"https://host/proxy/v1", "/v1/embeddings", "https://host/proxy/v1/embeddings"},
@@ -43,6 +45,7 @@ func TestJoinURL(t *testing.T) {
 // pick honours priority tiers, skips, and weights (zero weight only as a
 // last resort within a tier).
 func TestPick(t *testing.T) {
+	t.Parallel()
 	a, b, c, d := &upstream{ID: 1}, &upstream{ID: 2}, &upstream{ID: 3}, &upstream{ID: 4}
 	tiers := []tier{
 		{priority: 10, channels: []*upstream{a, b}, weights: []int64{1, 3}},
@@ -66,6 +69,7 @@ func TestPick(t *testing.T) {
 }
 
 func TestInjectField(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{`{"model":"m","stream":true}`, `{"f":1,"model":"m","stream":true}`},
 		{` { "model":"m"}`, ` {"f":1, "model":"m"}`},

@@ -108,6 +108,7 @@ func newSDKFixture(t *testing.T) *sdkFixture {
 // SDKs act on: OpenAI's type and code, Anthropic's error type. Nothing is
 // forwarded or charged.
 func TestSDKErrorShapes(t *testing.T) {
+	apptest.Parallel(t)
 	f := newSDKFixture(t)
 	before := f.g.Quota(f.g.UserID)
 	tests := []struct {
@@ -159,6 +160,7 @@ func TestSDKErrorShapes(t *testing.T) {
 // TestUnsupportedEndpointIs400: an endpoint the model's channels cannot
 // speak is the request's fault, not a temporary failure SDKs would retry.
 func TestUnsupportedEndpointIs400(t *testing.T) {
+	apptest.Parallel(t)
 	f := newSDKFixture(t)
 	for _, c := range []struct {
 		path string
@@ -190,6 +192,7 @@ func TestUnsupportedEndpointIs400(t *testing.T) {
 // TestCoolingDownStays503: channels that exist but are all resting are a
 // temporary failure, unlike a model that is not offered.
 func TestCoolingDownStays503(t *testing.T) {
+	apptest.Parallel(t)
 	f := newSDKFixture(t)
 	f.openAI.Script(fakeupstream.Behavior{Status: http.StatusTooManyRequests})
 	if r := f.e.Call(f.g.Key, "POST", "/v1/chat/completions", authChat("gpt-test")); r.Status != http.StatusTooManyRequests {
@@ -203,6 +206,7 @@ func TestCoolingDownStays503(t *testing.T) {
 // failures: each keeps the dialect's shape, the Anthropic one anywhere
 // under /v1/messages.
 func TestDialectShapeOfEveryAnswer(t *testing.T) {
+	apptest.Parallel(t)
 	f := newSDKFixture(t)
 	f.g.SetOption("RelayMaxBodyMB", "1")
 	key := f.g.Key

@@ -20,6 +20,7 @@ import (
 // one is settled before the ledger closes: a consume log each, the balance
 // down by exactly their sum, no hold left open.
 func TestShutdownSettlesEveryStreamBeforeTheLedgerCloses(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t, "SHUTDOWN_TIMEOUT", "2s")
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

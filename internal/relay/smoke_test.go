@@ -10,6 +10,7 @@ import (
 )
 
 func TestSmokeChatJSONAndStream(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})

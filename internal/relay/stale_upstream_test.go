@@ -81,6 +81,7 @@ func (u *closingUpstream) received(content string) int {
 // After a burst the upstream closes the idle connections; the next burst
 // and the channel test must not fail on them, and no call runs twice.
 func TestUpstreamClosingIdleConnectionsFailsNoCall(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := newClosingUpstream(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.url})

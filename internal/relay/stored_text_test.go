@@ -19,6 +19,7 @@ import (
 // bytes and control characters dropped, cut to 128 characters) and a new
 // request id in place of a bad one.
 func TestHeadersTheLogCannotHoldAreCleaned(t *testing.T) {
+	apptest.Parallel(t)
 	e := apptest.New(t)
 	up := fakeupstream.New(t)
 	up.SetBehavior(fakeupstream.Behavior{PromptTokens: 12, CompletionTokens: 8})
@@ -79,6 +80,7 @@ func TestHeadersTheLogCannotHoldAreCleaned(t *testing.T) {
 // channel stayed enabled and kept being tried. The stored error is cut at a
 // character.
 func TestRefusedKeyWithLongMessageDisablesTheChannel(t *testing.T) {
+	apptest.Parallel(t)
 	f := newFleet(t, 10, 0)
 	msg := strings.Repeat("密钥无效", 400) // 4,800 bytes: a 2 KiB cut falls inside some character
 	f.ups[0].Script(fakeupstream.Behavior{Status: http.StatusUnauthorized, ErrorMessage: msg})

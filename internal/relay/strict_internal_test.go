@@ -8,6 +8,7 @@ import (
 )
 
 func TestPromptTokenBound(t *testing.T) {
+	t.Parallel()
 	plain := `{"model":"m","messages":[{"role":"user","content":"hello"}]}`
 	b64 := strings.Repeat("QUJD", 1000)
 	image := `{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,` + b64 + `"}}]}]}`
@@ -40,6 +41,7 @@ func TestPromptTokenBound(t *testing.T) {
 }
 
 func TestIsReasoningModel(t *testing.T) {
+	t.Parallel()
 	for model, want := range map[string]bool{"o1": true, "o3-mini": true, "o4-mini-high": true, "gpt-5": true,
 		"openai/o3": true, "GPT-5-mini": true, "gpt-4o": false, "gpt-4.1": false, "claude-sonnet-4": false, "omni": false} {
 		if got := openai.IsReasoningModel(model); got != want {

@@ -10,6 +10,7 @@ import (
 // A failure without a response logs the transport error's cause, not a
 // meaningless status 0; an answered failure logs its status and body.
 func TestUpstreamFailureLogNamesTheCause(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	c := &call{rl: &Relay{Deps: Deps{Log: slog.New(slog.NewTextHandler(&buf, nil))}}, requestID: "req-1"}
 	c.logFailure(&upstream{ID: 7}, &upstreamFailure{detail: `Post "http://up/v1/chat/completions": read tcp: connection reset by peer`, retry: true})

@@ -25,6 +25,7 @@ import (
 // (decodeChatAnswer, the chunk source): prompt_tokens and input_tokens
 // include the cached tokens.
 func TestUsageOpenAI(t *testing.T) {
+	t.Parallel()
 	chat := `{"id":"chatcmpl-abc","object":"chat.completion","created":1741569952,"model":"gpt-4.1-2025-04-14",
 "choices":[{"index":0,"message":{"role":"assistant","content":"Hi","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],
 "usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,
@@ -108,6 +109,7 @@ data: {"type":"message_stop"}
 // rest of cache_creation_input_tokens is 5-minute; message_delta's fields
 // replace message_start's.
 func TestUsageAnthropic(t *testing.T) {
+	t.Parallel()
 	split := `{"input_tokens":50,"cache_creation_input_tokens":3000,"cache_read_input_tokens":10000,` +
 		`"cache_creation":{"ephemeral_5m_input_tokens":1000,"ephemeral_1h_input_tokens":2000},"output_tokens":%d,"service_tier":"standard"}`
 	full := pricing.Usage{PromptTokens: 13_050, CompletionTokens: 300, CachedTokens: 10_000, CacheWriteTokens: 1000, CacheWrite1hTokens: 2000}
@@ -172,6 +174,7 @@ func TestUsageAnthropic(t *testing.T) {
 // cachedContentTokenCount, thinking is output; a stream's last
 // usageMetadata is the total.
 func TestUsageGemini(t *testing.T) {
+	t.Parallel()
 	answer := `{"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"finishReason":"STOP","index":0}],
 "usageMetadata":{"promptTokenCount":10000,"candidatesTokenCount":200,"totalTokenCount":10450,"cachedContentTokenCount":8000,
 "promptTokensDetails":[{"modality":"TEXT","tokenCount":10000}],"cacheTokensDetails":[{"modality":"TEXT","tokenCount":8000}],"thoughtsTokenCount":250},
@@ -230,6 +233,7 @@ func sourceUsage(t *testing.T, d dialect.Dialect, text string) pricing.Usage {
 // it must be false for anything that is not JSON, or garbage with a usage
 // field in it would reach the client as an answer.
 func TestDecodeUsageSaysWhetherTheAnswerIsJSON(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		raw         string
@@ -254,6 +258,7 @@ func TestDecodeUsageSaysWhetherTheAnswerIsJSON(t *testing.T) {
 // memberValue finds the top-level member only: a usage nested in a choice,
 // or written inside a string, is not the answer's usage.
 func TestMemberValue(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw, want string
 		found     bool
