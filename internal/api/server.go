@@ -172,7 +172,14 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, lvl level, h httpx.H
 	if lvl > levelGuest {
 		h = s.requireRole(lvl, h)
 	}
-	mux.Handle(pattern, httpx.Adapt(s.Log, s.lang, h))
+	adapted := httpx.Adapt(s.Log, s.lang, h)
+	mux.Handle(pattern, adapted)
+	// A collection's route also answers without its trailing slash: the
+	// spec and scripts write GET /api/order?p=0, and ServeMux would answer
+	// that with a 307 to /api/order/ that curl without -L prints as HTML.
+	if bare, ok := strings.CutSuffix(pattern, "/{$}"); ok {
+		mux.Handle(bare, adapted)
+	}
 }
 
 // internalPrefix starts the paths of the routes nodes call on each other.

@@ -269,7 +269,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		st.Close()
 		return nil, err
 	}
-	a.handler = withRequestLog(log, mux)
+	a.handler = withRequestLog(log, withNosniff(mux))
 
 	bg, cancel := context.WithCancel(context.Background())
 	a.stopBackground = cancel

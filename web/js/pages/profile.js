@@ -1,8 +1,8 @@
 // Profile: display name, password (PUT /api/user/self) and the access
-// token (GET /api/user/token makes a new one, replacing the old).
+// token (POST /api/user/token makes a new one, replacing the old).
 import { useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { get, put } from '../api.js';
+import { post, put } from '../api.js';
 import { t } from '../i18n.js';
 import { Alert, CopyButton, Field } from '../ui.js';
 
@@ -31,7 +31,7 @@ export function Profile({ session }) {
   };
   const newToken = async () => {
     try {
-      setToken((await get('/api/user/token')).data);
+      setToken((await post('/api/user/token')).data);
     } catch (err) {
       setMsg({ error: err.message, ok: '' });
     }
