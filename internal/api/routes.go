@@ -155,6 +155,9 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/ratelimit/status", levelAdmin, s.rateLimitStatus)
 	s.handle(mux, "POST /api/billing/dead_letter/{id}/replay", levelRoot, s.replayDeadLetter)
 
+	// Audit trail of admin actions
+	s.handle(mux, "GET /api/audit/{$}", levelRoot, s.listAudit)
+
 	// Runtime options
 	s.handle(mux, "GET /api/option/{$}", levelRoot, s.listOptions)
 	s.handle(mux, "PUT /api/option/{$}", levelRoot, s.updateOption)

@@ -111,6 +111,8 @@ type Server struct {
 	Commerce *commerce.Service
 	// oidc caches discovered OpenID Connect providers.
 	oidc oidcProviders
+	// mux serves the audit trail's reads of a target before it changes.
+	mux *http.ServeMux
 }
 
 // New returns the /api server.
@@ -146,6 +148,7 @@ func (s *Server) hashPassword(pw string) (string, error) {
 // Handler returns the /api routes.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	s.mux = mux
 	s.routes(mux)
 	return mux
 }
@@ -168,6 +171,9 @@ const (
 func (s *Server) handle(mux *http.ServeMux, pattern string, lvl level, h httpx.HandlerFunc) {
 	if strings.Contains(pattern, internalPrefix) && (lvl != levelRoot || strings.HasPrefix(pattern, http.MethodPost+" ")) {
 		panic("api: register " + pattern + " with internal: it must check the sending node")
+	}
+	if audited(pattern, lvl) {
+		h = s.recordAudit(pattern, h)
 	}
 	if lvl > levelGuest {
 		h = s.requireRole(lvl, h)
