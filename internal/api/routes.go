@@ -12,6 +12,7 @@ import (
 // least role each needs (spec: Authentication, permission levels).
 func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/status", levelGuest, s.status)
+	s.handle(mux, "GET /api/openapi.yaml", levelGuest, s.openAPI)
 
 	// Users
 	s.handle(mux, "POST /api/user/register", levelGuest, s.register)
