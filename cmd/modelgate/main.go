@@ -2,9 +2,11 @@
 // API on one port. Configuration comes from flags and environment variables
 // (docs/operations.md, Configuration).
 //
-// Two subcommands serve operators and containers: `modelgate version`
-// prints the release label, and `modelgate healthcheck` asks the running
-// gateway's /healthz (a scratch image has no shell or curl for that).
+// Subcommands serve operators and containers: `modelgate version` prints
+// the release label, `modelgate healthcheck` asks the running gateway's
+// /healthz (a scratch image has no shell or curl for that), `modelgate
+// reset-password USERNAME` sets a new password in the database, and
+// `modelgate import` brings a one-api or new-api database over.
 package main
 
 import (
@@ -32,6 +34,12 @@ func main() {
 		switch args[0] {
 		case "version":
 			printVersion(os.Stdout)
+			return
+		case "reset-password":
+			if err := runResetPassword(ctx, args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil {
+				fmt.Fprintln(os.Stderr, "modelgate:", err)
+				os.Exit(1)
+			}
 			return
 		case "healthcheck":
 			if err := healthcheck(ctx, args[1:], os.Getenv); err != nil {

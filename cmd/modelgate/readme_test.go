@@ -88,9 +88,13 @@ func post(t *testing.T, url, body string) string {
 // marker line.
 func quickStartBlock(t *testing.T, readme string) string {
 	t.Helper()
-	i := strings.Index(readme, "```sh\n"+quickStartMarker)
+	// The block stops at the first failure for a reader as for the test
+	// (issue 30 §5: without it, a failed login went on to print a password
+	// that was never set).
+	start := "```sh\nset -euo pipefail\n" + quickStartMarker
+	i := strings.Index(readme, start)
 	if i < 0 {
-		t.Fatalf("no ```sh block starting with %q in the README", quickStartMarker)
+		t.Fatalf("no ```sh block starting with set -euo pipefail and %q in the README", quickStartMarker)
 	}
 	body := readme[i+len("```sh\n"):]
 	end := strings.Index(body, "\n```")

@@ -111,6 +111,8 @@ type Server struct {
 	Commerce *commerce.Service
 	// oidc caches discovered OpenID Connect providers.
 	oidc oidcProviders
+	// mux serves the audit trail's reads of a target before it changes.
+	mux *http.ServeMux
 }
 
 // New returns the /api server.
@@ -146,6 +148,7 @@ func (s *Server) hashPassword(pw string) (string, error) {
 // Handler returns the /api routes.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	s.mux = mux
 	s.routes(mux)
 	return mux
 }
@@ -169,10 +172,20 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, lvl level, h httpx.H
 	if strings.Contains(pattern, internalPrefix) && (lvl != levelRoot || strings.HasPrefix(pattern, http.MethodPost+" ")) {
 		panic("api: register " + pattern + " with internal: it must check the sending node")
 	}
+	if audited(pattern, lvl) {
+		h = s.recordAudit(pattern, h)
+	}
 	if lvl > levelGuest {
 		h = s.requireRole(lvl, h)
 	}
-	mux.Handle(pattern, httpx.Adapt(s.Log, s.lang, h))
+	adapted := httpx.Adapt(s.Log, s.lang, h)
+	mux.Handle(pattern, adapted)
+	// A collection's route also answers without its trailing slash: the
+	// spec and scripts write GET /api/order?p=0, and ServeMux would answer
+	// that with a 307 to /api/order/ that curl without -L prints as HTML.
+	if bare, ok := strings.CutSuffix(pattern, "/{$}"); ok {
+		mux.Handle(bare, adapted)
+	}
 }
 
 // internalPrefix starts the paths of the routes nodes call on each other.

@@ -1,7 +1,10 @@
 package api_test
 
 import (
+	"io"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -137,28 +140,89 @@ func TestBanAndRoleChangeEndSessions(t *testing.T) {
 	c.Fail("GET", "/api/user/self", nil, http.StatusUnauthorized, api.MsgNotLoggedIn)
 }
 
-func TestStateChangingGETsRefuseCrossSite(t *testing.T) {
+// TestSameSitePageCannotChangeState pins issue 30 §4: a page on another
+// port of the same host is same-site, so the session cookie rides along on
+// its <img> or form; it must not rotate a token, test a channel or log out,
+// by GET (the spec's routes) or by POST (the console's).
+func TestSameSitePageCannotChangeState(t *testing.T) {
 	apptest.Parallel(t)
 	e := apptest.New(t)
 	c, _ := e.NewUser("dave", 1)
 	root := e.Root()
-	for _, path := range []string{"/api/user/token", "/api/user/logout"} {
-		c.Header.Set("Sec-Fetch-Site", "cross-site")
-		c.Fail("GET", path, nil, http.StatusForbidden, api.MsgCrossSite)
-		c.Header.Del("Sec-Fetch-Site")
+	before := apptest.OKData[apptest.UserInfo](c, "GET", "/api/user/self", nil).AccessToken
+	u, _ := url.Parse(e.URL())
+	otherPort := "http://" + u.Hostname() + ":1"
+	attacks := []struct{ site, origin string }{
+		{"same-site", otherPort}, {"cross-site", "https://evil.example"}, {"", otherPort},
 	}
-	root.Header.Set("Sec-Fetch-Site", "cross-site")
-	root.Fail("GET", "/api/channel/test/1", nil, http.StatusForbidden, api.MsgCrossSite)
-	root.Header.Del("Sec-Fetch-Site")
+	for _, a := range attacks {
+		for _, cl := range []*apptest.Client{c, root} {
+			cl.Header = http.Header{}
+			if a.site != "" {
+				cl.Header.Set("Sec-Fetch-Site", a.site)
+			}
+			cl.Header.Set("Origin", a.origin)
+		}
+		for _, method := range []string{"GET", "POST"} {
+			c.Fail(method, "/api/user/token", nil, http.StatusForbidden, api.MsgCrossSite)
+			c.Fail(method, "/api/user/logout", nil, http.StatusForbidden, api.MsgCrossSite)
+			root.Fail(method, "/api/channel/test/1", nil, http.StatusForbidden, api.MsgCrossSite)
+		}
+	}
+	c.Header, root.Header = http.Header{}, http.Header{}
+	// Nothing changed: the session lives and the token is the same.
+	if got := apptest.OKData[apptest.UserInfo](c, "GET", "/api/user/self", nil).AccessToken; got != before {
+		t.Fatalf("access token changed from %q to %q by a refused request", before, got)
+	}
 
-	// The session survived the refused logout; same-origin, same-site, a
-	// typed address (none) and clients without Fetch metadata go ahead.
-	for _, site := range []string{"same-origin", "same-site", "none", ""} {
+	// Same-origin (the console), a typed address (none) and clients
+	// without Fetch metadata go ahead, by GET and by POST.
+	for _, site := range []string{"same-origin", "none", ""} {
+		c.Header = http.Header{}
 		if site != "" {
 			c.Header.Set("Sec-Fetch-Site", site)
 		}
 		c.OK("GET", "/api/user/token", nil)
+		c.OK("POST", "/api/user/token", nil)
 	}
+	c.Header = http.Header{"Sec-Fetch-Site": {"same-origin"}, "Origin": {e.URL()}}
+	c.OK("POST", "/api/user/logout", nil)
+	c.Header = http.Header{}
+	c.Fail("GET", "/api/user/self", nil, http.StatusUnauthorized, api.MsgNotLoggedIn)
+}
+
+func TestEveryAnswerIsNosniff(t *testing.T) {
+	e := apptest.New(t)
+	c := e.Client()
+	for _, path := range []string{"/api/status", "/api/user/self", "/api/nope", "/v1/models", "/", "/login", "/healthz", "/api/order"} {
+		r := c.Do("GET", path, nil)
+		if got := r.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("GET %s (%d): X-Content-Type-Options = %q", path, r.Status, got)
+		}
+	}
+}
+
+// TestCollectionWithoutSlash pins issue 30 §5: GET /api/order?p=0 answers
+// the list itself, not a 307 to /api/order/.
+func TestCollectionWithoutSlash(t *testing.T) {
+	e := apptest.New(t)
+	root := e.Root()
+	// Not following redirects: a followed 307 would end in the list too.
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/api/order?p=0", "/api/user?p=0", "/api/log?p=0", "/api/channel", "/api/option", "/api/token"} {
+		req, _ := http.NewRequest("GET", e.URL()+path, nil)
+		req.Header.Set("Cookie", root.CookieHeader())
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), `{"success":true`) {
+			t.Errorf("GET %s = %d %.80s", path, resp.StatusCode, body)
+		}
+	}
+	root.OK("POST", "/api/token", map[string]any{"name": "no-slash"})
 }
 
 func TestCrossOriginWriteGetsTheEnvelope(t *testing.T) {

@@ -286,7 +286,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		st.Close()
 		return nil, err
 	}
-	a.handler = withRequestLog(log, mux)
+	a.handler = withRequestLog(log, withNosniff(mux))
 
 	bg, cancel := context.WithCancel(context.Background())
 	a.stopBackground = cancel
@@ -432,8 +432,16 @@ func (a *App) Handler() http.Handler { return a.handler }
 // or a random password printed once.
 func (a *App) ensureRoot(ctx context.Context, st *store.Store) error {
 	exists, err := st.RootExists(ctx)
-	if err != nil || exists {
+	if err != nil {
 		return err
+	}
+	if exists {
+		if a.cfg.InitialRootPassword != "" {
+			// Said at every start, so the quick start's second run cannot
+			// leave an operator believing the variable took (issue 30 §5).
+			a.log.Warn("INITIAL_ROOT_PASSWORD is ignored: the root user already exists in this database, and the variable only sets the password of the root created on the first start; to change root's password run: modelgate reset-password root")
+		}
+		return nil
 	}
 	password, generated := a.cfg.InitialRootPassword, false
 	if password == "" {

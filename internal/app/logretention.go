@@ -19,8 +19,9 @@ const (
 	logRetentionPause = 20 * time.Millisecond
 )
 
-// SweepLogs deletes the logs created before now − LogRetentionDays (0 days:
-// none) in small batches, and returns how many went. A log created exactly
+// SweepLogs deletes the logs and audit entries created before now −
+// LogRetentionDays (0 days: none) in small batches, and returns how many
+// logs went. A log created exactly
 // at the boundary second stays. The background loop calls it every
 // logRetentionEvery with time.Now; tests pass a clock.
 func (a *App) SweepLogs(ctx context.Context, now time.Time) (int64, error) {
@@ -31,6 +32,14 @@ func (a *App) SweepLogs(ctx context.Context, now time.Time) (int64, error) {
 	n, err := a.Store.DeleteLogsForRetention(ctx, now.Add(-keep).Unix(), logRetentionBatch, logRetentionPause)
 	if n > 0 {
 		a.log.Info("deleted logs past retention", "rows", n, "retention", keep)
+	}
+	if err != nil {
+		return n, err
+	}
+	// The audit trail keeps the same days as the logs (issue 30 §4).
+	audited, err := a.Store.DeleteAuditForRetention(ctx, now.Add(-keep).Unix(), logRetentionBatch, logRetentionPause)
+	if audited > 0 {
+		a.log.Info("deleted audit entries past retention", "rows", audited, "retention", keep)
 	}
 	return n, err
 }

@@ -46,6 +46,7 @@ var migrations = []migration{
 	{"0030_key_pools_output_limits", binaryCollation(migration0030)},
 	{"0031_account_codes", binaryCollation(migration0031)},
 	{"0032_user_sign_in_and_invites", binaryCollation(migration0032)},
+	{"0034_audit_logs", binaryCollation(migration0034)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

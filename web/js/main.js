@@ -3,7 +3,7 @@
 import { Fragment, render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
-import { get } from './api.js';
+import { get, post } from './api.js';
 import { lang, onLangChange, t } from './i18n.js';
 import { applyTheme, currentTheme, nextTheme, setTheme } from './theme.js';
 import { navigate, usePath } from './router.js';
@@ -62,7 +62,7 @@ function App() {
     setThemeState(n);
   };
   const logout = async () => {
-    await get('/api/user/logout').catch(() => {});
+    await post('/api/user/logout').catch(() => {});
     setUser(null);
   };
   let page;

@@ -32,6 +32,8 @@ import { Settings } from './pages/settings.js';
 import { Options } from './pages/options.js';
 // Every user's logs (admin).
 import { AdminLogs } from './pages/adminlogs.js';
+// The audit trail of admin actions (root, issue 30 §4).
+import { Audit } from './pages/audit.js';
 
 export const ROLE_USER = 1;
 export const ROLE_ADMIN = 10;
@@ -64,6 +66,7 @@ export const routes = [
   { path: '/admin/settings', label: 'nav.settings', role: ROLE_ROOT, group: 'admin', section: 'system', page: Settings },
   { path: '/admin/options', label: 'nav.options', role: ROLE_ROOT, group: 'admin', section: 'system', page: Options },
   { path: '/admin/logs', label: 'nav.adminLogs', role: ROLE_ADMIN, group: 'admin', section: 'watch', page: AdminLogs },
+  { path: '/admin/audit', label: 'nav.audit', role: ROLE_ROOT, group: 'admin', section: 'watch', page: Audit },
 ];
 
 // guestRoutes are shown only when logged out, except those marked any:

@@ -38,7 +38,7 @@ export function Channels({ session }) {
     setTests({ ...tests, [c.id]: { text: t('channels.testing') } });
     let r;
     try {
-      const env = await get(`/api/channel/test/${c.id}`);
+      const env = await post(`/api/channel/test/${c.id}`);
       r = { ok: true, text: t('channels.testOK', { ms: env.data.time_ms, model: env.data.model }) };
     } catch (err) {
       r = { ok: false, text: err.message };

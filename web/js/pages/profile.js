@@ -1,9 +1,9 @@
 // Profile: display name, password (PUT /api/user/self), the access
-// token (GET /api/user/token makes a new one, replacing the old), the bound
+// token (POST /api/user/token makes a new one, replacing the old), the bound
 // sign-in methods and the invitation link (pages/bindings.js).
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { get, put } from '../api.js';
+import { post, put } from '../api.js';
 import { t } from '../i18n.js';
 import { Alert, CopyButton, Field } from '../ui.js';
 import { Invitations, SignInMethods } from './bindings.js';
@@ -35,7 +35,7 @@ export function Profile({ session }) {
   };
   const newToken = async () => {
     try {
-      setToken((await get('/api/user/token')).data);
+      setToken((await post('/api/user/token')).data);
     } catch (err) {
       setMsg({ error: err.message, ok: '' });
     }
