@@ -60,7 +60,7 @@ func (c *call) recordOutcome(u *upstream, err error) {
 	}
 	var fail *upstreamFailure
 	switch {
-	case c.channel == u && c.upstreamBroke == "" && (err == nil || c.wrote):
+	case c.channel == u && c.upstreamBroke == "" && (err == nil || c.wrote()):
 		b.Success(c.rl.now(), cfg, c.key.user.ID)
 	case c.upstreamBroke != "":
 		c.breakerFailure(u, b, cfg, &upstreamFailure{detail: c.upstreamBroke})

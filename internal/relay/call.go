@@ -25,9 +25,12 @@ import (
 // each leaves one value here for the phases after it and for the call's
 // report, error log and trace, which describe whatever phase it reached.
 type call struct {
-	rl        *Relay
-	ep        *endpoint
+	rl *Relay
+	ep *endpoint
+	// w is the client's writer as the call writes to it: aw, which knows
+	// whether anything reached the client (wrote).
 	w         http.ResponseWriter
+	aw        answerWriter
 	r         *http.Request
 	start     time.Time
 	requestID string
@@ -105,7 +108,6 @@ type answer struct {
 	channel   *upstream
 	usage     pricing.Usage
 	estimated bool // usage counted locally: the upstream reported none
-	wrote     bool // something reached the client: no retry, no error body
 	// upstreamBroke is why the upstream broke the stream it had started,
 	// keys masked ("" when it did not): a failure for the channel's
 	// breaker (breakers.go).
@@ -119,15 +121,16 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		rl.started.Add(1)
 		rl.memory.observe(rl.inflight.Add(1))
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
-		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), timing: timingOf(w),
-			admission: admission{prompt: -1}}
+		c := &call{rl: rl, ep: ep, aw: answerWriter{ResponseWriter: w}, r: r, start: time.Now(), requestID: requestID(r),
+			timing: timingOf(w), admission: admission{prompt: -1}}
+		c.w = &c.aw
 		w.Header().Set("X-Request-Id", c.requestID)
 		c.startSpan()
 		defer c.releaseBody() // after recover: the body lives as long as the call
 		defer c.report()      // after recover: a panic's answer is reported too
 		defer c.recover()
 		err := c.run()
-		if err != nil && !c.wrote {
+		if err != nil && !c.wrote() {
 			if !c.bodyRead {
 				c.cutBody()
 			}
@@ -136,6 +139,35 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		}
 	})
 }
+
+// answerWriter is the client's ResponseWriter as the call writes to it. It
+// records whether anything reached the client, a status line or a byte of
+// body: from then on no other channel is tried and no error body is
+// written. The writer is the one place that knows, so no path that answers
+// has to remember to say so. It lives in the call (no allocation of its
+// own); Unwrap keeps http.ResponseController and langOf reaching the
+// writer below.
+type answerWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *answerWriter) WriteHeader(code int) {
+	if code >= 200 { // an informational 1xx is not the answer
+		w.wrote = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *answerWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wrote reports whether anything of an answer reached the client.
+func (c *call) wrote() bool { return c.aw.wrote }
 
 // recover turns a panic into a logged 500 and gives back a hold that was
 // taken and not settled: a bug must neither reach the client as a dropped
@@ -151,7 +183,7 @@ func (c *call) recover() {
 		c.channel = nil // bill nothing: the call did not complete
 		c.settle()
 	}
-	if !c.wrote {
+	if !c.wrote() {
 		writeError(c.w, c.ep.ingress, errors.New("panic"))
 		c.logRefusal(errors.New("panic"))
 	}
@@ -340,7 +372,7 @@ func (c *call) forward() error {
 		c.credFor = nil // the attempt takes the channel's next key
 		err := c.attempt(u)
 		var refused *upstreamFailure
-		if errors.As(err, &refused) && refused.keyRefused && !c.wrote && keysLeft(u, c.spent) {
+		if errors.As(err, &refused) && refused.keyRefused && !c.wrote() && keysLeft(u, c.spent) {
 			// The key is retired, not the channel: its next key is tried,
 			// which costs no attempt (there are finitely many keys).
 		} else {
@@ -349,7 +381,7 @@ func (c *call) forward() error {
 		}
 		c.recordOutcome(u, err)
 		c.observeAttempt(u, err)
-		if err == nil || c.wrote {
+		if err == nil || c.wrote() {
 			return err
 		}
 		c.channel = nil // nothing reached the client: the attempt bills nothing

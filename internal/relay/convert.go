@@ -113,7 +113,6 @@ func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	}
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
-	c.wrote = true
 	return json.NewEncoder(c.w).Encode(answer)
 }
 

@@ -116,7 +116,6 @@ func (c *call) copyJSON(resp *http.Response) error {
 	}
 	c.copyHeaders(resp.Header)
 	c.w.WriteHeader(resp.StatusCode)
-	c.wrote = true
 	_, err = c.w.Write(raw)
 	return err
 }
@@ -136,7 +135,6 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	c.w.WriteHeader(http.StatusOK)
-	c.wrote = true
 	rc := http.NewResponseController(c.w)
 	rc.Flush()
 

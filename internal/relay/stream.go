@@ -45,7 +45,6 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	c.w.WriteHeader(http.StatusOK)
-	c.wrote = true
 	rc := http.NewResponseController(c.w)
 	rc.Flush()
 
@@ -226,7 +225,6 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 		c.streamUsage(anthropic.UsageOf(&r), chatText(anthropic.ToChatResponse(&r, c.meta.model, 0)), true)
 		c.copyHeaders(resp.Header)
 		c.w.WriteHeader(http.StatusOK)
-		c.wrote = true
 		_, err = c.w.Write(raw)
 		return err
 	}
@@ -243,7 +241,6 @@ func (c *call) streamAnthropic(resp *http.Response) error {
 	c.copyHeaders(resp.Header)
 	c.w.Header().Set("Cache-Control", "no-cache")
 	c.w.WriteHeader(http.StatusOK)
-	c.wrote = true
 	rc := http.NewResponseController(c.w)
 	rc.Flush()
 	obs := anthropic.NewChatStream(c.meta.model, 0)
