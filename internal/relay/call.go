@@ -52,8 +52,10 @@ type call struct {
 	limits   ratelimit.Ticket
 	limited  bool
 	attempts // attempts: the upstream requests made
-	answer   // attempts: the one that answered the client
-	settled  bool
+	// out is the answer settle billed: the answering attempt's, or none
+	// (settle sets it, once, with settled).
+	out     answer
+	settled bool
 
 	// respIn is a Responses call's request, once decoded for conversion
 	// (responsesapi.go).
@@ -103,8 +105,12 @@ type attempts struct {
 	spent   map[string]bool
 }
 
-// answer is set by the attempt that answered the client.
+// answer is what one attempt got from its channel: forward returns the
+// answering attempt's, and settle bills it. Whether anything reached the
+// client is the writer's to know (answerWriter).
 type answer struct {
+	// channel is the channel that answered 200, nil when none did: an
+	// answer without a channel bills nothing.
 	channel   *upstream
 	usage     pricing.Usage
 	estimated bool // usage counted locally: the upstream reported none
@@ -179,9 +185,8 @@ func (c *call) recover() {
 	}
 	c.rl.Log.Error("relay call panicked", "panic", p, "request_id", c.requestID, "stack", string(debug.Stack()))
 	c.endUpstream()
-	if c.charge.Reserved() && !c.settled {
-		c.channel = nil // bill nothing: the call did not complete
-		c.settle()
+	if c.charge.Reserved() {
+		c.settle(answer{}) // bill nothing: the call did not complete
 	}
 	if !c.wrote() {
 		writeError(c.w, c.ep.ingress, errors.New("panic"))
@@ -243,9 +248,9 @@ func (c *call) run() error {
 	if c.billedByPlan() {
 		c.setRateLimitHeaders()
 	}
-	err = c.forward()
+	ans, err := c.forward()
 	c.endUpstream()
-	c.settle()
+	c.settle(ans)
 	return err
 }
 
@@ -358,9 +363,23 @@ func billingKind(k usageKind) billing.Kind {
 	return billing.KindOther
 }
 
+// attempt is one upstream request of a call and the answer it builds. The
+// attempt code's receiver is named c like the call's: c.w, c.meta,
+// c.charge … are the call's (embedded, read-only but for the attempts
+// bookkeeping of keys and upstream requests), c.usage, c.channel … the
+// attempt's own. forward returns the answering attempt's answer and
+// settle takes it, so nothing an attempt learns about its answer is left
+// on the call, and a failed attempt's is simply dropped.
+type attempt struct {
+	*call
+	answer
+}
+
 // forward tries channels until one answers: the pinned one only, or up to
 // 1 + RetryTimes candidates. A failure that reached the client is final.
-func (c *call) forward() error {
+// It returns the answer of the attempt that answered the client (none
+// when no attempt did) with the call's error.
+func (c *call) forward() (answer, error) {
 	tried := map[int64]bool{}
 	attempts := 1 + int(c.rl.Options.Current().RetryTimes)
 	var last error
@@ -370,7 +389,8 @@ func (c *call) forward() error {
 			break
 		}
 		c.credFor = nil // the attempt takes the channel's next key
-		err := c.attempt(u)
+		a := attempt{call: c}
+		err := a.dispatch(u)
 		var refused *upstreamFailure
 		if errors.As(err, &refused) && refused.keyRefused && !c.wrote() && keysLeft(u, c.spent) {
 			// The key is retired, not the channel: its next key is tried,
@@ -379,13 +399,12 @@ func (c *call) forward() error {
 			tried[u.ID] = true
 			n++
 		}
-		c.recordOutcome(u, err)
-		c.observeAttempt(u, err)
+		c.recordOutcome(u, &a.answer, err)
+		c.observeAttempt(u, &a.answer, err)
 		if err == nil || c.wrote() {
-			return err
+			return a.answer, err
 		}
-		c.channel = nil // nothing reached the client: the attempt bills nothing
-		last = err
+		last = err // nothing reached the client: the attempt's answer bills nothing
 		var fail *upstreamFailure
 		if !errors.As(err, &fail) {
 			break
@@ -397,13 +416,13 @@ func (c *call) forward() error {
 		}
 	}
 	if last == nil {
-		return errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
+		return answer{}, errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
 	}
 	var fail *upstreamFailure
 	if errors.As(last, &fail) {
-		return fail.clientError()
+		return answer{}, fail.clientError()
 	}
-	return last
+	return answer{}, last
 }
 
 // logFailure records why channel u failed: the status it answered, or the
@@ -488,14 +507,22 @@ func (c *call) serves(u *upstream) bool {
 	return c.ep.chat || u.api == dialect.OpenAI
 }
 
-// settle gives the call's outcome to the payer that reserved for it: the
-// exact usage is billed, or the reservation released when the call failed
-// before any usage. It never depends on the client's connection.
-func (c *call) settle() {
-	c.settled = true
-	o := billing.Outcome{Usage: c.usage, Estimated: c.estimated}
-	if c.channel != nil {
-		o.ChannelID = c.channel.ID
+// settle gives the call's outcome, the answer a of the attempt that
+// answered (an empty one when none did), to the payer that reserved for
+// it: the exact usage is billed, or the reservation released when the call
+// failed before any usage. It is the one place a call is charged, and it
+// charges once: run settles, recover settles a panicked call that run did
+// not, and whichever comes second does nothing (settled is set before the
+// payer runs, so a panic inside it is not settled again). It never depends
+// on the client's connection.
+func (c *call) settle(a answer) {
+	if c.settled {
+		return
+	}
+	c.settled, c.out = true, a
+	o := billing.Outcome{Usage: a.usage, Estimated: a.estimated}
+	if a.channel != nil {
+		o.ChannelID = a.channel.ID
 	}
 	c.charge.Payer.Settle(&c.bill, &c.charge, o)
 }

@@ -79,8 +79,8 @@ func (c *call) releaseLimits() {
 	}
 	c.limited = false
 	var used int64
-	if c.channel != nil {
-		used = min(max(c.usage.PromptTokens, 0), ratelimit.MaxTPM) + min(max(c.usage.CompletionTokens, 0), ratelimit.MaxTPM)
+	if a := &c.out; a.channel != nil {
+		used = min(max(a.usage.PromptTokens, 0), ratelimit.MaxTPM) + min(max(a.usage.CompletionTokens, 0), ratelimit.MaxTPM)
 	}
 	c.rl.Limits.Done(&c.limits, used)
 }
