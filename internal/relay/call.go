@@ -12,7 +12,6 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/pricing"
-	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/relay/responses"
 	"github.com/modelgate/modelgate/internal/store"
@@ -45,12 +44,9 @@ type call struct {
 
 	admission // admit: who calls, with what
 	// snap is the routing catalog the call routes and is priced by.
-	snap    *snapshot
-	routing // route: where the call can go, for the model it is served as
-	payment // hold: who pays, and what is held
-	// limits is the call's hold on its rate limits, when limited (limits.go).
-	limits   ratelimit.Ticket
-	limited  bool
+	snap     *snapshot
+	routing  // route: where the call can go, for the model it is served as
+	payment  // hold: who pays, and what is held
 	attempts // attempts: the upstream requests made
 	// out is the answer settle billed: the answering attempt's, or none
 	// (settle sets it, once, with settled).
@@ -235,11 +231,16 @@ func (c *call) run() error {
 		return c.countTokens()
 	}
 	// Limits before the reservation: a refused call holds no money. The
-	// hold is given back after settlement, also when the call panics.
-	if err := c.admitLimits(); err != nil {
+	// hold is given back after settlement, counting the settled answer's
+	// tokens; also when the call panics (counting none: recover settles
+	// after it).
+	ticket, limited, err := c.admitLimits()
+	if err != nil {
 		return err
 	}
-	defer c.releaseLimits()
+	if limited {
+		defer func() { c.releaseLimits(&ticket) }()
+	}
 	model, rt, err := c.pay(&c.payment)
 	if err != nil {
 		return err
