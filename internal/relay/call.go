@@ -20,9 +20,11 @@ import (
 )
 
 // call is one relayed request from authentication to settlement. Its
-// phases run in order, admit → route → hold → attempts → settle (run), and
-// each leaves one value here for the phases after it and for the call's
-// report, error log and trace, which describe whatever phase it reached.
+// phases run in order, admit → route → hold → attempts → settle (run); each
+// returns its value, which run keeps here for the phases after it and for
+// the call's report, error log and trace, which describe whatever phase it
+// reached. The attempts return the answering attempt's answer, kept only
+// once settle has billed it (out).
 type call struct {
 	rl *Relay
 	ep *endpoint
