@@ -43,13 +43,13 @@ func (rl *Relay) tripped(u *upstream, model string) bool {
 }
 
 // recordOutcome tells channel u's breaker for the call's model how the
-// attempt went. Failures are the channel's: no answer (connection error,
+// attempt went: its answer a and error err. Failures are the channel's: no answer (connection error,
 // timeout), a 5xx (Anthropic's 529 included), a 200 the relay could not
 // read, a stream the upstream broke. The request's own 4xx, a 429 (the
 // channel's cooldown handles it), a refused key (the channel is disabled
 // outright), a client that left and a gateway shutting down count neither
 // way.
-func (c *call) recordOutcome(u *upstream, err error) {
+func (c *call) recordOutcome(u *upstream, a *answer, err error) {
 	b := u.breakers[c.meta.model]
 	if b == nil {
 		return
@@ -60,10 +60,10 @@ func (c *call) recordOutcome(u *upstream, err error) {
 	}
 	var fail *upstreamFailure
 	switch {
-	case c.channel == u && c.upstreamBroke == "" && (err == nil || c.wrote):
+	case a.channel == u && a.upstreamBroke == "" && (err == nil || c.wrote()):
 		b.Success(c.rl.now(), cfg, c.key.user.ID)
-	case c.upstreamBroke != "":
-		c.breakerFailure(u, b, cfg, &upstreamFailure{detail: c.upstreamBroke})
+	case a.upstreamBroke != "":
+		c.breakerFailure(u, b, cfg, &upstreamFailure{detail: a.upstreamBroke})
 	case errors.As(err, &fail) && !fail.neutral && c.r.Context().Err() == nil:
 		c.breakerFailure(u, b, cfg, fail)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/modelgate/modelgate/internal/billing"
 	"github.com/modelgate/modelgate/internal/channel"
 	"github.com/modelgate/modelgate/internal/pricing"
-	"github.com/modelgate/modelgate/internal/ratelimit"
 	"github.com/modelgate/modelgate/internal/relay/dialect"
 	"github.com/modelgate/modelgate/internal/relay/responses"
 	"github.com/modelgate/modelgate/internal/store"
@@ -21,13 +20,18 @@ import (
 )
 
 // call is one relayed request from authentication to settlement. Its
-// phases run in order, admit → route → hold → attempts → settle (run), and
-// each leaves one value here for the phases after it and for the call's
-// report, error log and trace, which describe whatever phase it reached.
+// phases run in order, admit → route → hold → attempts → settle (run); each
+// returns its value, which run keeps here for the phases after it and for
+// the call's report, error log and trace, which describe whatever phase it
+// reached. The attempts return the answering attempt's answer, kept only
+// once settle has billed it (out).
 type call struct {
-	rl        *Relay
-	ep        *endpoint
+	rl *Relay
+	ep *endpoint
+	// w is the client's writer as the call writes to it: aw, which knows
+	// whether anything reached the client (wrote).
 	w         http.ResponseWriter
+	aw        answerWriter
 	r         *http.Request
 	start     time.Time
 	requestID string
@@ -42,15 +46,14 @@ type call struct {
 
 	admission // admit: who calls, with what
 	// snap is the routing catalog the call routes and is priced by.
-	snap    *snapshot
-	routing // route: where the call can go, for the model it is served as
-	payment // hold: who pays, and what is held
-	// limits is the call's hold on its rate limits, when limited (limits.go).
-	limits   ratelimit.Ticket
-	limited  bool
+	snap     *snapshot
+	routing  // route: where the call can go, for the model it is served as
+	payment  // hold: who pays, and what is held
 	attempts // attempts: the upstream requests made
-	answer   // attempts: the one that answered the client
-	settled  bool
+	// out is the answer settle billed: the answering attempt's, or none
+	// (settle sets it, once, with settled).
+	out     answer
+	settled bool
 
 	// respIn is a Responses call's request, once decoded for conversion
 	// (responsesapi.go).
@@ -100,12 +103,15 @@ type attempts struct {
 	spent   map[string]bool
 }
 
-// answer is set by the attempt that answered the client.
+// answer is what one attempt got from its channel: forward returns the
+// answering attempt's, and settle bills it. Whether anything reached the
+// client is the writer's to know (answerWriter).
 type answer struct {
+	// channel is the channel that answered 200, nil when none did: an
+	// answer without a channel bills nothing.
 	channel   *upstream
 	usage     pricing.Usage
 	estimated bool // usage counted locally: the upstream reported none
-	wrote     bool // something reached the client: no retry, no error body
 	// upstreamBroke is why the upstream broke the stream it had started,
 	// keys masked ("" when it did not): a failure for the channel's
 	// breaker (breakers.go).
@@ -119,15 +125,16 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		rl.started.Add(1)
 		rl.memory.observe(rl.inflight.Add(1))
 		defer func() { rl.memory.observe(rl.inflight.Add(-1)) }() // after settle: Idle means every call is queued for billing
-		c := &call{rl: rl, ep: ep, w: w, r: r, start: time.Now(), requestID: requestID(r), timing: timingOf(w),
-			admission: admission{prompt: -1}}
+		c := &call{rl: rl, ep: ep, aw: answerWriter{ResponseWriter: w}, r: r, start: time.Now(), requestID: requestID(r),
+			timing: timingOf(w), admission: admission{prompt: -1}}
+		c.w = &c.aw
 		w.Header().Set("X-Request-Id", c.requestID)
 		c.startSpan()
 		defer c.releaseBody() // after recover: the body lives as long as the call
 		defer c.report()      // after recover: a panic's answer is reported too
 		defer c.recover()
 		err := c.run()
-		if err != nil && !c.wrote {
+		if err != nil && !c.wrote() {
 			if !c.bodyRead {
 				c.cutBody()
 			}
@@ -136,6 +143,35 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		}
 	})
 }
+
+// answerWriter is the client's ResponseWriter as the call writes to it. It
+// records whether anything reached the client, a status line or a byte of
+// body: from then on no other channel is tried and no error body is
+// written. The writer is the one place that knows, so no path that answers
+// has to remember to say so. It lives in the call (no allocation of its
+// own); Unwrap keeps http.ResponseController and langOf reaching the
+// writer below.
+type answerWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *answerWriter) WriteHeader(code int) {
+	if code >= 200 { // an informational 1xx is not the answer
+		w.wrote = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *answerWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wrote reports whether anything of an answer reached the client.
+func (c *call) wrote() bool { return c.aw.wrote }
 
 // recover turns a panic into a logged 500 and gives back a hold that was
 // taken and not settled: a bug must neither reach the client as a dropped
@@ -147,11 +183,10 @@ func (c *call) recover() {
 	}
 	c.rl.Log.Error("relay call panicked", "panic", p, "request_id", c.requestID, "stack", string(debug.Stack()))
 	c.endUpstream()
-	if c.charge.Reserved() && !c.settled {
-		c.channel = nil // bill nothing: the call did not complete
-		c.settle()
+	if c.charge.Reserved() {
+		c.settle(answer{}) // bill nothing: the call did not complete
 	}
-	if !c.wrote {
+	if !c.wrote() {
 		writeError(c.w, c.ep.ingress, errors.New("panic"))
 		c.logRefusal(errors.New("panic"))
 	}
@@ -198,11 +233,16 @@ func (c *call) run() error {
 		return c.countTokens()
 	}
 	// Limits before the reservation: a refused call holds no money. The
-	// hold is given back after settlement, also when the call panics.
-	if err := c.admitLimits(); err != nil {
+	// hold is given back after settlement, counting the settled answer's
+	// tokens; also when the call panics (counting none: recover settles
+	// after it).
+	ticket, limited, err := c.admitLimits()
+	if err != nil {
 		return err
 	}
-	defer c.releaseLimits()
+	if limited {
+		defer func() { c.releaseLimits(&ticket) }()
+	}
 	model, rt, err := c.pay(&c.payment)
 	if err != nil {
 		return err
@@ -211,9 +251,9 @@ func (c *call) run() error {
 	if c.billedByPlan() {
 		c.setRateLimitHeaders()
 	}
-	err = c.forward()
+	ans, err := c.forward()
 	c.endUpstream()
-	c.settle()
+	c.settle(ans)
 	return err
 }
 
@@ -326,9 +366,23 @@ func billingKind(k usageKind) billing.Kind {
 	return billing.KindOther
 }
 
+// attempt is one upstream request of a call and the answer it builds. The
+// attempt code's receiver is named c like the call's: c.w, c.meta,
+// c.charge … are the call's (embedded, read-only but for the attempts
+// bookkeeping of keys and upstream requests), c.usage, c.channel … the
+// attempt's own. forward returns the answering attempt's answer and
+// settle takes it, so nothing an attempt learns about its answer is left
+// on the call, and a failed attempt's is simply dropped.
+type attempt struct {
+	*call
+	answer
+}
+
 // forward tries channels until one answers: the pinned one only, or up to
 // 1 + RetryTimes candidates. A failure that reached the client is final.
-func (c *call) forward() error {
+// It returns the answer of the attempt that answered the client (none
+// when no attempt did) with the call's error.
+func (c *call) forward() (answer, error) {
 	tried := map[int64]bool{}
 	attempts := 1 + int(c.rl.Options.Current().RetryTimes)
 	var last error
@@ -338,22 +392,22 @@ func (c *call) forward() error {
 			break
 		}
 		c.credFor = nil // the attempt takes the channel's next key
-		err := c.attempt(u)
+		a := attempt{call: c}
+		err := a.dispatch(u)
 		var refused *upstreamFailure
-		if errors.As(err, &refused) && refused.keyRefused && !c.wrote && keysLeft(u, c.spent) {
+		if errors.As(err, &refused) && refused.keyRefused && !c.wrote() && keysLeft(u, c.spent) {
 			// The key is retired, not the channel: its next key is tried,
 			// which costs no attempt (there are finitely many keys).
 		} else {
 			tried[u.ID] = true
 			n++
 		}
-		c.recordOutcome(u, err)
-		c.observeAttempt(u, err)
-		if err == nil || c.wrote {
-			return err
+		c.recordOutcome(u, &a.answer, err)
+		c.observeAttempt(u, &a.answer, err)
+		if err == nil || c.wrote() {
+			return a.answer, err
 		}
-		c.channel = nil // nothing reached the client: the attempt bills nothing
-		last = err
+		last = err // nothing reached the client: the attempt's answer bills nothing
 		var fail *upstreamFailure
 		if !errors.As(err, &fail) {
 			break
@@ -365,13 +419,13 @@ func (c *call) forward() error {
 		}
 	}
 	if last == nil {
-		return errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
+		return answer{}, errf(http.StatusServiceUnavailable, "server_error", "no_channel", msgNoChannelFmt, c.key.user.Group, c.meta.model)
 	}
 	var fail *upstreamFailure
 	if errors.As(last, &fail) {
-		return fail.clientError()
+		return answer{}, fail.clientError()
 	}
-	return last
+	return answer{}, last
 }
 
 // logFailure records why channel u failed: the status it answered, or the
@@ -456,14 +510,22 @@ func (c *call) serves(u *upstream) bool {
 	return c.ep.chat || u.api == dialect.OpenAI
 }
 
-// settle gives the call's outcome to the payer that reserved for it: the
-// exact usage is billed, or the reservation released when the call failed
-// before any usage. It never depends on the client's connection.
-func (c *call) settle() {
-	c.settled = true
-	o := billing.Outcome{Usage: c.usage, Estimated: c.estimated}
-	if c.channel != nil {
-		o.ChannelID = c.channel.ID
+// settle gives the call's outcome, the answer a of the attempt that
+// answered (an empty one when none did), to the payer that reserved for
+// it: the exact usage is billed, or the reservation released when the call
+// failed before any usage. It is the one place a call is charged, and it
+// charges once: run settles, recover settles a panicked call that run did
+// not, and whichever comes second does nothing (settled is set before the
+// payer runs, so a panic inside it is not settled again). It never depends
+// on the client's connection.
+func (c *call) settle(a answer) {
+	if c.settled {
+		return
+	}
+	c.settled, c.out = true, a
+	o := billing.Outcome{Usage: a.usage, Estimated: a.estimated}
+	if a.channel != nil {
+		o.ChannelID = a.channel.ID
 	}
 	c.charge.Payer.Settle(&c.bill, &c.charge, o)
 }

@@ -17,7 +17,7 @@ import (
 // convertChat serves a chat call whose ingress and channel speak different
 // dialects, through the OpenAI types as the hub: ingress → OpenAI request →
 // channel request; channel answer → OpenAI response or chunks → ingress.
-func (c *call) convertChat(u *upstream) error {
+func (c *attempt) convertChat(u *upstream) error {
 	req, err := c.chatRequest()
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ func (c *call) chatRequest() (*openai.ChatRequest, error) {
 }
 
 // convertJSON turns a complete channel answer into the ingress dialect.
-func (c *call) convertJSON(u *upstream, resp *http.Response) error {
+func (c *attempt) convertJSON(u *upstream, resp *http.Response) error {
 	defer resp.Body.Close()
 	read := time.Now()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
@@ -113,7 +113,6 @@ func (c *call) convertJSON(u *upstream, resp *http.Response) error {
 	}
 	c.w.Header().Set("Content-Type", "application/json")
 	c.w.WriteHeader(http.StatusOK)
-	c.wrote = true
 	return json.NewEncoder(c.w).Encode(answer)
 }
 

@@ -37,7 +37,6 @@ func (c *call) countTokens() error {
 	}
 	n := c.rl.tokens.Count(c.meta.model, collectText(c.body, promptKeys))
 	c.w.Header().Set("Content-Type", "application/json")
-	c.wrote = true
 	return json.NewEncoder(c.w).Encode(countAnswer{InputTokens: n})
 }
 
@@ -97,7 +96,6 @@ func (c *call) countUpstream(u *upstream) (done bool, err error) {
 		c.w.Header().Del("Content-Disposition")
 		c.w.Header().Set("Content-Type", "application/json")
 		c.w.WriteHeader(http.StatusOK)
-		c.wrote = true
 		return true, json.NewEncoder(c.w).Encode(countAnswer{InputTokens: *a.InputTokens})
 	case http.StatusBadRequest:
 		return true, c.relayVerbatim(resp)

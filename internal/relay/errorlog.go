@@ -137,7 +137,7 @@ func (c *call) logAttempt(u *upstream, fail *upstreamFailure) {
 
 // logStreamBroken records a stream that broke after its 200 was sent; msg
 // is what the client was told in the stream.
-func (c *call) logStreamBroken(err error, msg string) {
+func (c *attempt) logStreamBroken(err error, msg string) {
 	if c.key == nil || c.rl.ErrorLogs == nil || c.channel == nil {
 		return
 	}

@@ -30,23 +30,23 @@ const (
 const codeLimitsUnavailable = "rate_limit_unavailable"
 
 // admitLimits checks the call against its key's and its group's limits
-// and counts it. A call with no limit configured costs a map lookup.
-func (c *call) admitLimits() error {
+// and counts it: limited, it returns the call's hold on them, to give back
+// with releaseLimits. A call with no limit configured costs a map lookup.
+func (c *call) admitLimits() (ticket ratelimit.Ticket, limited bool, err error) {
 	t := &c.key.token
 	key := ratelimit.Limits{RPM: t.RPMLimit, TPM: t.TPMLimit, Concurrency: t.ConcurrencyLimit}
 	opts := c.rl.Options.Current()
 	user := opts.GroupRateLimits[c.key.user.Group]
 	if key.IsZero() && user.IsZero() {
-		return nil
+		return ticket, false, nil
 	}
 	req := ratelimit.Request{KeyID: t.ID, UserID: c.key.user.ID, Key: key, User: user,
 		Tokens: c.tokenEstimate(), Now: c.rl.now(), FailClosed: opts.RateLimitFailClosed}
 	ticket, res := c.rl.Limits.Admit(c.r.Context(), &req)
 	if res.Refused() {
-		return limitReached(&res, c.key.user.Group)
+		return ratelimit.Ticket{}, false, limitReached(&res, c.key.user.Group)
 	}
-	c.limits, c.limited = ticket, true
-	return nil
+	return ticket, true, nil
 }
 
 // tokenEstimate is what the call holds against TPM until it settles: the
@@ -70,19 +70,15 @@ func (c *call) tokenEstimate() int64 {
 	return est
 }
 
-// releaseLimits gives back the call's hold: its concurrency slot, and its
-// token estimate replaced by the tokens it used (none when no channel
-// answered it).
-func (c *call) releaseLimits() {
-	if !c.limited {
-		return
-	}
-	c.limited = false
+// releaseLimits gives back the call's hold t: its concurrency slot, and
+// its token estimate replaced by the tokens of the answer settled (none
+// when no channel answered it). run defers it once, after settlement.
+func (c *call) releaseLimits(t *ratelimit.Ticket) {
 	var used int64
-	if c.channel != nil {
-		used = min(max(c.usage.PromptTokens, 0), ratelimit.MaxTPM) + min(max(c.usage.CompletionTokens, 0), ratelimit.MaxTPM)
+	if a := &c.out; a.channel != nil {
+		used = min(max(a.usage.PromptTokens, 0), ratelimit.MaxTPM) + min(max(a.usage.CompletionTokens, 0), ratelimit.MaxTPM)
 	}
-	c.rl.Limits.Done(&c.limits, used)
+	c.rl.Limits.Done(t, used)
 }
 
 // limitReached is the 429 of a limit, with OpenAI's type ("requests" or

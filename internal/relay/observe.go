@@ -90,13 +90,14 @@ func failureKind(err error) string {
 	return FailKeyRefused // the only other failures send returns
 }
 
-// observeAttempt tells the observer about a failed attempt on channel u.
-func (c *call) observeAttempt(u *upstream, err error) {
+// observeAttempt tells the observer about a failed attempt on channel u,
+// whose answer is a.
+func (c *call) observeAttempt(u *upstream, a *answer, err error) {
 	o := c.rl.Observer
 	if o == nil {
 		return
 	}
-	if c.upstreamBroke != "" {
+	if a.upstreamBroke != "" {
 		o.UpstreamFailed(u.Name, FailStream)
 		return
 	}
@@ -116,7 +117,7 @@ func (c *call) report() {
 		return
 	}
 	r := Report{RequestID: c.requestID, Endpoint: c.ep.name, Stream: c.meta.stream,
-		PromptTokens: c.usage.PromptTokens, CompletionTokens: c.usage.CompletionTokens, Quota: c.charge.Cost,
+		PromptTokens: c.out.usage.PromptTokens, CompletionTokens: c.out.usage.CompletionTokens, Quota: c.charge.Cost,
 		Total: time.Since(c.start)}
 	if c.key != nil {
 		r.UserID, r.Username, r.TokenName = c.key.user.ID, c.key.user.Username, c.key.token.Name
@@ -129,7 +130,7 @@ func (c *call) report() {
 			}
 		}
 	}
-	if u := c.channel; u != nil {
+	if u := c.out.channel; u != nil {
 		r.Channel = u.Name
 	} else if c.sentTo != nil {
 		r.Channel = c.sentTo.Name

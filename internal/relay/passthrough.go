@@ -27,7 +27,7 @@ const (
 // own dialect. The body goes as the client sent it unless the channel maps
 // the model or a stream needs usage reporting turned on; the answer goes
 // back as it came, with usage read on the way.
-func (c *call) passthroughOpenAI(u *upstream) error {
+func (c *attempt) passthroughOpenAI(u *upstream) error {
 	body, contentType := c.body, c.r.Header.Get("Content-Type")
 	if contentType == "" {
 		contentType = "application/json"
@@ -92,7 +92,7 @@ func injectField(body []byte, field string) []byte {
 
 // copyJSON relays a complete answer and reads its usage. Binary answers
 // (speech audio) are relayed as they are.
-func (c *call) copyJSON(resp *http.Response) error {
+func (c *attempt) copyJSON(resp *http.Response) error {
 	defer resp.Body.Close()
 	read := time.Now()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
@@ -116,7 +116,6 @@ func (c *call) copyJSON(resp *http.Response) error {
 	}
 	c.copyHeaders(resp.Header)
 	c.w.WriteHeader(resp.StatusCode)
-	c.wrote = true
 	_, err = c.w.Write(raw)
 	return err
 }
@@ -127,7 +126,7 @@ func (c *call) copyJSON(resp *http.Response) error {
 // and never closed with [DONE]. After the client leaves, the upstream is
 // read on (streamDrain) until its usage arrives or the grace ends; without
 // usage, everything the upstream sent is counted locally.
-func (c *call) streamOpenAI(resp *http.Response) error {
+func (c *attempt) streamOpenAI(resp *http.Response) error {
 	defer resp.Body.Close()
 	d := c.drainOnLeave()
 	defer d.end()
@@ -136,7 +135,6 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	c.w.WriteHeader(http.StatusOK)
-	c.wrote = true
 	rc := http.NewResponseController(c.w)
 	rc.Flush()
 
@@ -195,7 +193,7 @@ func (c *call) streamOpenAI(resp *http.Response) error {
 // still connected is told: a generic text with the request id, never the
 // error itself, which names the upstream's address ("read tcp
 // 10.0.0.5:41234->203.0.113.7:443: connection reset by peer").
-func (c *call) streamBroken(err error) string {
+func (c *attempt) streamBroken(err error) string {
 	if c.rl.ending() {
 		return "stream ended: the gateway is shutting down"
 	}
@@ -208,7 +206,7 @@ func (c *call) streamBroken(err error) string {
 }
 
 // finishUnreported counts tokens locally when the stream carried no usage.
-func (c *call) finishUnreported(found bool, seen *bytes.Buffer) {
+func (c *attempt) finishUnreported(found bool, seen *bytes.Buffer) {
 	if found {
 		return
 	}
@@ -221,7 +219,7 @@ func (c *call) finishUnreported(found bool, seen *bytes.Buffer) {
 
 // countLocally sets the usage from local token counts of the request and of
 // the produced text, and marks it estimated.
-func (c *call) countLocally(completion string) {
+func (c *attempt) countLocally(completion string) {
 	c.estimated = true
 	c.usage = pricing.Usage{
 		PromptTokens:     c.rl.tokens.Count(c.meta.model, collectText(c.body, promptKeys)),

@@ -70,7 +70,7 @@ var errNoResponsesAPI = errors.New("upstream has no /v1/responses")
 
 // attemptResponses serves a Responses call on channel u: passed through to
 // an upstream that speaks it, converted for every other.
-func (c *call) attemptResponses(u *upstream) error {
+func (c *attempt) attemptResponses(u *upstream) error {
 	if !c.responsesNative(u) {
 		return c.convertChat(u)
 	}

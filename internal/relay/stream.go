@@ -15,9 +15,9 @@ import (
 	"github.com/modelgate/modelgate/internal/relay/sse"
 )
 
-// attempt sends the call to channel u in the right way: an ingress API the
+// dispatch sends the call to channel u in the right way: an ingress API the
 // channel speaks natively is passed through, anything else converted.
-func (c *call) attempt(u *upstream) error {
+func (c *attempt) dispatch(u *upstream) error {
 	if c.ep.responses {
 		return c.attemptResponses(u)
 	}
@@ -35,7 +35,7 @@ func (c *call) attempt(u *upstream) error {
 // broken stream gets an error event and no [DONE]. After the client
 // leaves, the upstream is read on (streamDrain) until its final usage
 // arrives or the grace ends.
-func (c *call) convertStream(u *upstream, resp *http.Response) error {
+func (c *attempt) convertStream(u *upstream, resp *http.Response) error {
 	defer resp.Body.Close()
 	d := c.drainOnLeave()
 	defer d.end()
@@ -45,7 +45,6 @@ func (c *call) convertStream(u *upstream, resp *http.Response) error {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	c.w.WriteHeader(http.StatusOK)
-	c.wrote = true
 	rc := http.NewResponseController(c.w)
 	rc.Flush()
 
@@ -170,7 +169,7 @@ func (c *call) writeStreamFailure(msg string) {
 // input the upstream reported early (Anthropic's message_start) and bills
 // the output as the larger of the upstream's partial count and the local
 // count of everything it sent.
-func (c *call) streamUsage(u openai.Usage, text string, final bool) {
+func (c *attempt) streamUsage(u openai.Usage, text string, final bool) {
 	reported := u.PromptTokens != 0 || u.CompletionTokens != 0
 	if final && reported {
 		c.usage = billedUsage(u)
@@ -187,7 +186,7 @@ func (c *call) streamUsage(u openai.Usage, text string, final bool) {
 // passthroughAnthropic forwards an Anthropic Messages call to an Anthropic
 // channel in its own dialect, reading usage from message_start and
 // message_delta on the way.
-func (c *call) passthroughAnthropic(u *upstream) error {
+func (c *attempt) passthroughAnthropic(u *upstream) error {
 	body, set := c.body, map[string]any{}
 	model := u.upstreamModel(c.meta.model)
 	if model != c.bodyModel {
@@ -233,7 +232,6 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 		c.streamUsage(anthropic.UsageOf(&r), chatText(anthropic.ToChatResponse(&r, c.meta.model, 0)), true)
 		c.copyHeaders(resp.Header)
 		c.w.WriteHeader(http.StatusOK)
-		c.wrote = true
 		_, err = c.w.Write(raw)
 		return err
 	}
@@ -243,14 +241,13 @@ func (c *call) passthroughAnthropic(u *upstream) error {
 // streamAnthropic relays Anthropic events verbatim, observing usage. After
 // the client leaves, the upstream is read on (streamDrain) until
 // message_delta brings the final usage or the grace ends.
-func (c *call) streamAnthropic(resp *http.Response) error {
+func (c *attempt) streamAnthropic(resp *http.Response) error {
 	defer resp.Body.Close()
 	d := c.drainOnLeave()
 	defer d.end()
 	c.copyHeaders(resp.Header)
 	c.w.Header().Set("Cache-Control", "no-cache")
 	c.w.WriteHeader(http.StatusOK)
-	c.wrote = true
 	rc := http.NewResponseController(c.w)
 	rc.Flush()
 	obs := anthropic.NewChatStream(c.meta.model, 0)

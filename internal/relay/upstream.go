@@ -184,7 +184,6 @@ func (c *call) relayVerbatim(resp *http.Response) error {
 	defer resp.Body.Close()
 	c.copyHeaders(resp.Header)
 	c.w.WriteHeader(resp.StatusCode)
-	c.wrote = true
 	head := &headWriter{max: maxLoggedAnswer}
 	_, err := io.Copy(c.w, io.TeeReader(io.LimitReader(resp.Body, 16<<20), head))
 	c.logRelayed(resp.StatusCode, head.String())
