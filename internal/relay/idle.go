@@ -94,7 +94,7 @@ func (w *streamIdle) timedOut() bool { return w.fired.Load() }
 // streamFailure logs why the upstream stream ended early and returns what
 // a client still connected is told: the idle timeout when it fired (and
 // the gateway is not shutting down), else streamBroken's text.
-func (c *call) streamFailure(err error, idle *streamIdle) string {
+func (c *attempt) streamFailure(err error, idle *streamIdle) string {
 	if !idle.timedOut() || c.rl.ending() {
 		return c.streamBroken(err)
 	}
