@@ -46,7 +46,7 @@ export function Audit() {
         <button type="button" onClick=${reset}>${t('logs.reset')}</button>
       </div>
     </form>
-    <table id="audit-log">
+    <div class="table-scroll"><table id="audit-log">
       <caption class="sr-only">${t('nav.audit')}</caption>
       <thead><tr>
         <th>${t('logs.time')}</th><th>${t('alogs.username')}</th><th>${t('audit.ip')}</th>
@@ -61,7 +61,7 @@ export function Audit() {
             <pre>${JSON.stringify(a.detail, null, 2)}</pre></details></td>
         </tr>`)}
       </tbody>
-    </table>
+    </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
 }
