@@ -114,7 +114,8 @@ func TestClusterConsistencyCheck(t *testing.T) {
 // received, then resyncs from node 1's snapshot: both end equal, the
 // top-ups counted once each, node 2's root unchanged.
 func TestClusterResync(t *testing.T) {
-	apptest.Parallel(t)
+	// Not parallel: its pause, prune and resume choreography assumes the
+	// paused node took no push in flight, which a loaded machine breaks.
 	nodes := apptest.NewCluster(t, 2)
 	a, b := nodes[0], nodes[1]
 	rootA, rootB := a.Root(), b.Root()

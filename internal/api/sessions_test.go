@@ -15,7 +15,6 @@ import (
 
 // Not parallel: it reads the process-wide count of password checks.
 func TestParallelLoginsEvaluateAtMostTheLimit(t *testing.T) {
-	apptest.Parallel(t)
 	e := apptest.New(t)
 	e.Root().OK("POST", "/api/user/", map[string]any{"username": "victim", "password": "right-password"})
 
@@ -59,7 +58,6 @@ func TestParallelLoginsEvaluateAtMostTheLimit(t *testing.T) {
 
 // Not parallel: it reads the process-wide count of password checks.
 func TestUnknownUsernameCostsAPasswordCheck(t *testing.T) {
-	apptest.Parallel(t)
 	e := apptest.New(t)
 	c := e.Client()
 	for _, username := range []string{"nobody-here", "root"} {

@@ -206,10 +206,12 @@ func SignClusterAt(req *http.Request, nodeID int, secret string, at time.Time) {
 }
 
 // Eventually polls cond every 20 ms until it holds, failing the test after
-// 15 s with what.
+// 90 s with what.
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	// The deadline only catches a hang: under a loaded machine (the race
+	// detector, parallel packages) replication can take many seconds.
+	deadline := time.Now().Add(90 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
