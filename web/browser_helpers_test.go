@@ -56,7 +56,7 @@ func newPage(t *testing.T) *page {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 180*time.Second) // a hang, not a slow machine
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	return &page{t: t, ctx: ctx}
 }
