@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -131,6 +132,18 @@ func TestBrowserRootCreatesEditsAndResetsAUser(t *testing.T) {
 	p.waitText("h1", "All subscriptions")
 	if v := eval[string](p, `document.querySelector('form.search input').value`); v != "dave" {
 		t.Errorf("the subscriptions page's search = %q, want dave", v)
+	}
+
+	// The row's keys link lists the user's keys as their owner sees them:
+	// masked (GET /api/user/{id}/tokens).
+	erin, _ := e.NewUser("erin", 1)
+	k := erin.CreateToken(map[string]any{"name": "erin-key"})
+	p.visit(`#nav-admin a[href="/admin/users"]`, "Users")
+	p.click(`tr[data-user="erin"] a.user-keys`)
+	p.waitText("#user-keys", "erin-key")
+	p.waitText("#user-keys", "sk-"+k.Key[3:7])
+	if shown := eval[string](p, `document.querySelector('#user-keys').innerText`); strings.Contains(shown, k.Key[3:]) {
+		t.Errorf("the users page shows erin's whole key: %s", shown)
 	}
 
 	// With a user made, the first-run card lists it done.

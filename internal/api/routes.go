@@ -39,6 +39,7 @@ func (s *Server) routes(mux *http.ServeMux) {
 	s.handle(mux, "GET /api/user/{$}", levelAdmin, s.listUsers)
 	s.handle(mux, "GET /api/user/search", levelAdmin, s.searchUsers)
 	s.handle(mux, "GET /api/user/{id}", levelAdmin, s.getUser)
+	s.handle(mux, "GET /api/user/{id}/tokens", levelAdmin, s.listUserTokens)
 	s.handle(mux, "POST /api/user/{$}", levelAdmin, s.createUser)
 	s.handle(mux, "POST /api/user/manage", levelAdmin, s.manageUser)
 	s.handle(mux, "PUT /api/user/{$}", levelAdmin, s.updateUser)

@@ -326,3 +326,34 @@ func TestTokenConcurrentCreates(t *testing.T) {
 		t.Fatalf("20 creates: %d keys, %d ids, total %d", len(keys), len(ids), r.Total)
 	}
 }
+
+// TestAdminListsAUsersKeys: GET /api/user/{id}/tokens shows an admin a
+// user's keys, masked as their owner sees them, paged; a user may not
+// call it, and an unknown user is refused.
+func TestAdminListsAUsersKeys(t *testing.T) {
+	apptest.Parallel(t)
+	e := apptest.New(t)
+	alice, aliceID := e.NewUser("alice", 1)
+	bob, bobID := e.NewUser("bob", 1)
+	admin, _ := e.NewUser("ada", 10)
+	k1 := alice.CreateToken(map[string]any{"name": "alice-one"})
+	alice.CreateToken(map[string]any{"name": "alice-two"})
+	bob.CreateToken(map[string]any{"name": "bob-key"})
+
+	for _, c := range []*apptest.Client{e.Root(), admin} {
+		r := c.OK("GET", apptest.Path("/api/user/%d/tokens", aliceID), nil)
+		var keys []apptest.TokenInfo
+		r.Decode(t, &keys)
+		if r.Total != 2 || len(keys) != 2 || strings.Contains(string(r.Raw), "bob-key") {
+			t.Fatalf("alice's keys: %s", r.Raw)
+		}
+		if strings.Contains(string(r.Raw), k1.Key[3:]) || !strings.Contains(string(r.Raw), `"key":"sk-`+k1.Key[3:7]+"**********"+k1.Key[47:]+`"`) {
+			t.Fatalf("alice's keys are not masked as their owner sees them: %s", r.Raw)
+		}
+		if r := c.OK("GET", apptest.Path("/api/user/%d/tokens?page_size=1&p=1", aliceID), nil); r.Total != 2 || strings.Count(string(r.Raw), `"name"`) != 1 {
+			t.Fatalf("second page of one: %s", r.Raw)
+		}
+		c.Fail("GET", apptest.Path("/api/user/%d/tokens", bobID+1000*50), nil, http.StatusOK, api.MsgUserNotFound)
+	}
+	bob.Fail("GET", apptest.Path("/api/user/%d/tokens", aliceID), nil, http.StatusOK, "")
+}

@@ -4,11 +4,11 @@
 // (POST /api/user/manage), top-up or deduction with a remark (POST
 // /api/topup with an Idempotency-Key); each row links to the user's logs,
 // orders and subscriptions on their pages, filtered by the user.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.js';
-import { post, put } from '../api.js';
+import { get, post, put } from '../api.js';
 import { t } from '../i18n.js';
-import { count, money } from '../format.js';
+import { count, dateTime, money } from '../format.js';
 import { Link } from '../router.js';
 import { Alert, Field, Pager, notify, rowClass, useFlash } from '../ui.js';
 import { SearchBox, Select, TextArea, postOnce, runner, usePaged } from './adminui.js';
@@ -50,6 +50,7 @@ export function Users({ session }) {
       : !form && html`<p><button class="primary" type="button" id="user-new" onClick=${() => open('create', null)}>${t('users.create')}</button></p>`}
     ${form?.kind === 'password' && html`<${PasswordForm} key=${u0.id} user=${u0} onCancel=${close} onSaved=${saved} />`}
     ${form?.kind === 'topup' && html`<${TopupForm} key=${u0.id} user=${u0} perUnit=${perUnit} onCancel=${close} onDone=${saved} />`}
+    ${form?.kind === 'keys' && html`<${UserKeys} key=${u0.id} user=${u0} perUnit=${perUnit} onClose=${close} />`}
     <div class="table-scroll"><table id="users">
       <caption class="sr-only">${t('nav.users')}</caption>
       <thead><tr>
@@ -69,6 +70,7 @@ export function Users({ session }) {
                 <${Link} class="user-logs" href=${'/admin/logs?username=' + encodeURIComponent(u.username)}>${t('users.logs')}<//>
                 <${Link} class="user-orders" href=${'/admin/orders?user_id=' + u.id}>${t('users.orders')}<//>
                 <${Link} class="user-subs" href=${'/admin/subscriptions?keyword=' + encodeURIComponent(u.username)}>${t('users.subs')}<//>
+                <a href="#user-keys" class="user-keys" onClick=${(e) => { e.preventDefault(); open('keys', u); }}>${t('users.keys')}</a>
               </div></td>
             <td>${t('users.role' + u.role)}</td>
             <td><span class=${'badge s' + u.status}>${t('users.status' + u.status)}</span></td>
@@ -90,6 +92,37 @@ export function Users({ session }) {
     </table></div>
     <${Pager} page=${page} pageSize=${PAGE_SIZE} total=${list.total} onPage=${setPage} />
   </section>`;
+}
+
+// UserKeys lists a user's API keys, masked (GET /api/user/{id}/tokens):
+// read-only, the owner manages them on their own keys page.
+function UserKeys({ user, perUnit, onClose }) {
+  const [keys, setKeys] = useState(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    get(`/api/user/${user.id}/tokens?page_size=100`).then((env) => setKeys(env.data || []), (err) => setError(err.message));
+  }, [user.id]);
+  return html`<div class="card" id="user-keys" aria-labelledby="user-keys-title">
+    <h2 id="user-keys-title">${t('users.keysOf', { user: user.username })}</h2>
+    <${Alert} error=${error} />
+    ${keys && html`<div class="table-scroll"><table>
+      <thead><tr>
+        <th>${t('keys.name')}</th><th>${t('keys.key')}</th><th>${t('keys.status')}</th>
+        <th>${t('keys.quota')}</th><th>${t('keys.used')}</th><th>${t('keys.expires')}</th>
+      </tr></thead>
+      <tbody>
+        ${keys.length === 0 && html`<tr><td colspan="6">${t('list.empty')}</td></tr>`}
+        ${keys.map((k) => html`<tr key=${k.id} data-key=${k.name}>
+          <td>${k.name}</td><td><code>${k.key}</code></td>
+          <td><span class=${'badge s' + k.status}>${t('keys.status' + k.status)}</span></td>
+          <td>${k.unlimited_quota ? t('keys.unlimitedShort') : money(k.remain_quota, perUnit)}</td>
+          <td>${money(k.used_quota, perUnit)}</td>
+          <td>${k.expired_time < 0 ? t('keys.never') : dateTime(k.expired_time)}</td>
+        </tr>`)}
+      </tbody>
+    </table></div>`}
+    <div class="actions"><button type="button" onClick=${onClose}>${t('action.close')}</button></div>
+  </div>`;
 }
 
 // UserForm creates a user (user null) or edits one: display name, email,
