@@ -77,6 +77,24 @@ func TestBrowserRootSettingsOptionsAndTopUsers(t *testing.T) {
 	p.click(`#topup-settings button[type="submit"]`)
 	// The save went through, but warns: not a plain success.
 	p.waitText("#topup-settings .alert.warn[role=status]", "saved")
+	// The server's warning is in the page's language (issue 30 §2): no
+	// Chinese on the English page, and Chinese once the page is.
+	const warnSel = "#topup-settings .alert.warn[role=status]"
+	if n := eval[int](p, hanJS(warnSel)); n != 0 {
+		t.Errorf("the English page's save warning holds %d Chinese characters: %s", n, p.text(warnSel))
+	}
+	p.choose("#lang", "zh")
+	p.waitText("h1", "充值")
+	p.waitText("#topup-warnings", "快捷金额 1")
+	// By script: the first save's toast may still cover the button.
+	p.do("save again", chromedp.Evaluate[chromedp.Void](`document.querySelector('#topup-settings button[type="submit"]').click()`))
+	p.waitJS("a Chinese save warning", `(`+hanJS(warnSel)+`) > 0`)
+	if got := p.text(warnSel); strings.Contains(got, "saved") {
+		t.Errorf("the Chinese page's save warning is English: %s", got)
+	}
+	p.choose("#lang", "en")
+	p.waitText("h1", "Top-up and payment")
+	p.waitText("#topup-warnings", "Preset 1 sells for ¥25.00")
 	var topup struct {
 		Enabled      bool  `json:"enabled"`
 		ExchangeRate int64 `json:"exchange_rate"`
