@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"io"
 	"log/slog"
 	"strings"
@@ -62,11 +63,21 @@ func runResetPassword(ctx context.Context, args []string, getenv func(string) st
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, store.Options{DSN: cfg.SQLDSN, SQLitePath: cfg.SQLitePath, Logger: slog.New(slog.DiscardHandler)})
+	st, err := store.Open(ctx, store.Options{DSN: cfg.SQLDSN, SQLitePath: cfg.SQLitePath, NodeID: cfg.Cluster.NodeID,
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if cfg.Cluster.Enabled {
+		// In a multi-active cluster (the node's CLUSTER_* environment) the
+		// change is written with its event in this node's outbox, in the
+		// same transaction, as the node itself would write it: ids come
+		// from the database's counters, so the event takes the next place
+		// in the node's sequence, and the running node's pusher sends it to
+		// the peers on its next tick, ending the user's sessions there too.
+		replica.New(st).EnableOutbox(replica.OutboxOptions{Logs: cfg.Cluster.SyncLogs, MaxClockSkew: cfg.Cluster.MaxClockSkew})
+	}
 	u, err := st.UserByUsername(ctx, username)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("reset-password: no user is named %q", username)

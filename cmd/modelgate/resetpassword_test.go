@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -97,4 +98,34 @@ func TestIgnoredInitialRootPasswordIsLogged(t *testing.T) {
 		!strings.Contains(log, "modelgate reset-password root") {
 		t.Fatalf("the second start does not say the variable was ignored: %s", log)
 	}
+}
+
+// In a multi-active cluster the command, run with a node's environment,
+// writes the change with its event in that node's outbox: the user's
+// sessions on the other nodes end too and the new password logs in there.
+func TestResetPasswordReachesTheCluster(t *testing.T) {
+	nodes := apptest.NewCluster(t, 2)
+	a, b := nodes[0], nodes[1]
+	_, alice := a.NewUser("alice", 1)
+	rootB := b.Root()
+	apptest.Eventually(t, "alice on node 2", func() bool {
+		return rootB.Do("GET", apptest.Path("/api/user/%d", alice), nil).Success
+	})
+	onB := b.Client()
+	onB.Login("alice", "password-alice")
+
+	cfg := a.Config
+	env := map[string]string{"DATA_DIR": cfg.DataDir, "SQLITE_PATH": cfg.SQLitePath, "SQL_DSN": cfg.SQLDSN,
+		"CLUSTER_NODE_ID": fmt.Sprint(cfg.Cluster.NodeID), "CLUSTER_NODE_ADDRESS": cfg.Cluster.NodeAddress,
+		"CLUSTER_SECRET": cfg.Cluster.Secret}
+	var out bytes.Buffer
+	if err := runResetPassword(context.Background(), []string{"--stdin", "alice"}, func(k string) string { return env[k] },
+		strings.NewReader("chosen-password-2\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	apptest.Eventually(t, "alice's session on node 2 ended", func() bool {
+		return onB.Do("GET", "/api/user/self", nil).Status == http.StatusUnauthorized
+	})
+	b.Client().Login("alice", "chosen-password-2")
+	a.Client().Login("alice", "chosen-password-2")
 }
