@@ -77,12 +77,19 @@ func TestAbandonedStreamIsBilledTheUpstreamsUsage(t *testing.T) {
 			e := apptest.New(t)
 			up := fakeupstream.New(t)
 			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.typ})
+			// A grace far longer than the usage's delay: the call ending
+			// well before it shows the relay stops reading once the usage
+			// came, whatever the machine's load.
+			g.SetOption("StreamDrainSeconds", "120")
 			up.SetBehavior(fakeupstream.Behavior{Reply: abandonReply, Chunks: 8, ChunkDelay: 50 * time.Millisecond,
 				UsageDelay: 500 * time.Millisecond, PromptTokens: 12, CompletionTokens: 5000})
 			before := g.Accounts()
-			start := time.Now()
 			leaveStream(t, e, g.Key, tc.path)
-			up.WaitOpen(t, 0, 5*time.Second)
+			left := time.Now()
+			up.WaitOpen(t, 0, 90*time.Second)
+			if d := time.Since(left); d > 60*time.Second {
+				t.Fatalf("upstream call ended %v after the client left: the relay waited out the grace instead of stopping at the usage", d)
+			}
 			logs := g.ConsumeLogs()
 			if len(logs) != 1 {
 				t.Fatalf("%d consume logs, want 1: %+v", len(logs), logs)
@@ -94,9 +101,6 @@ func TestAbandonedStreamIsBilledTheUpstreamsUsage(t *testing.T) {
 			after := g.Accounts()
 			if spent := before.Quota - after.Quota; spent != want || after.TokenUsed-before.TokenUsed != want {
 				t.Fatalf("balance fell by %d, key used %d; want %d", spent, after.TokenUsed-before.TokenUsed, want)
-			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("took %v: the grace is 5 s", d)
 			}
 		})
 	}
@@ -120,7 +124,7 @@ func TestAbandonedStreamWithoutUsageIsBilledAllTheUpstreamSent(t *testing.T) {
 			if late {
 				name = tc.name + " usage after the grace"
 				b = fakeupstream.Behavior{Reply: abandonReply, Chunks: 8, ChunkDelay: 50 * time.Millisecond,
-					UsageDelay: time.Minute, CompletionTokens: 5000}
+					UsageDelay: 10 * time.Minute, CompletionTokens: 5000}
 			}
 			t.Run(name, func(t *testing.T) {
 				e := apptest.New(t)
@@ -129,10 +133,13 @@ func TestAbandonedStreamWithoutUsageIsBilledAllTheUpstreamSent(t *testing.T) {
 				g.SetOption("StreamDrainSeconds", "2")
 				up.SetBehavior(b)
 				before := g.Quota(g.UserID)
-				left := time.Now()
 				leaveStream(t, e, g.Key, tc.path)
-				up.WaitOpen(t, 0, 5*time.Second)
-				if d := time.Since(left); late && (d < 1500*time.Millisecond || d > 4*time.Second) {
+				left := time.Now()
+				up.WaitOpen(t, 0, 90*time.Second)
+				// The grace (2 s) ends the call: never before it, and long
+				// before the usage (10 min) would have; the upper bound is
+				// loose because a loaded -race run is slow to cancel.
+				if d := time.Since(left); late && (d < 1500*time.Millisecond || d > 60*time.Second) {
 					t.Fatalf("upstream call ended %v after the client left; the grace is 2 s", d)
 				}
 				logs := g.ConsumeLogs()
