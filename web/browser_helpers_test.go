@@ -6,10 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/browser"
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 )
 
@@ -36,29 +37,67 @@ type page struct {
 	ctx context.Context
 }
 
-// newPage starts Chromium (English, a desktop-sized window) and opens a
-// tab; the browser tests skip when Chromium is not installed, so
-// `go test ./...` passes without it (.ci/run installs it).
+// browser is the package's one Chromium: starting a browser costs about
+// as much CPU as a short test, so the tests share one and each page opens
+// in its own browser context (cookies, storage and permissions apart, as
+// in a fresh profile). TestMain closes it.
+var browser struct {
+	once   sync.Once
+	ctx    context.Context // the browser's first tab
+	cancel func()
+	err    error
+}
+
+// TestMain runs the package's tests and then closes the shared browser.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	os.Exit(code)
+}
+
+// startBrowser starts the shared Chromium (English, a desktop-sized window)
+// on the first call.
+func startBrowser(path string) (context.Context, error) {
+	browser.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path),
+			chromedp.NoSandbox, // CI runs as root, where the sandbox cannot start
+			chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-quic", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("lang", "en-US"),
+			chromedp.WindowSize(1280, 900),
+		)
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(actx)
+		browser.ctx = ctx
+		browser.cancel = func() { cancelCtx(); cancelAlloc() }
+		browser.err = chromedp.Do(ctx) // starts the browser
+	})
+	return browser.ctx, browser.err
+}
+
+// newPage opens a tab in a new browser context of the shared Chromium; the
+// browser tests skip when Chromium is not installed, so `go test ./...`
+// passes without it (.ci/run installs it).
 func newPage(t *testing.T) *page {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
 		t.Skip("Chromium is not installed (apt-get install chromium, or set MODELGATE_CHROMIUM): browser tests skipped")
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.NoSandbox, // CI runs as root, where the sandbox cannot start
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("lang", "en-US"),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
+	bctx, err := startBrowser(path)
+	if err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	ctx, cancelCtx := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
 	ctx, cancelTimeout := context.WithTimeout(ctx, 180*time.Second) // a hang, not a slow machine
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return &page{t: t, ctx: ctx}
+	t.Cleanup(func() { cancelTimeout(); cancelCtx() })
+	p := &page{t: t, ctx: ctx}
+	p.do("open a tab") // creates the browser context now: grantClipboard needs its id
+	return p
 }
 
 // do runs actions and fails the test on the first error.
@@ -113,9 +152,10 @@ func (p *page) choose(sel, value string) {
 func (p *page) grantClipboard(origin string) {
 	p.t.Helper()
 	for _, name := range []string{"clipboard-read", "clipboard-write"} {
-		_, err := chromedp.CallBrowser(p.ctx, browser.SetPermission, browser.SetPermissionParams{
-			Permission: &browser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true},
-			Setting:    browser.PermissionSettingGranted, Origin: origin})
+		_, err := chromedp.CallBrowser(p.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+			Permission: &cdpbrowser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true},
+			Setting:    cdpbrowser.PermissionSettingGranted, Origin: origin,
+			BrowserContextID: chromedp.FromContext(p.ctx).BrowserContextID})
 		if err != nil {
 			p.t.Fatalf("grant %s: %v", name, err)
 		}
