@@ -52,8 +52,8 @@ type Deps struct {
 	// time.Now (tests move it instead of sleeping).
 	Now func() time.Time
 	// AfterFunc starts the idle timers of streams and answer bodies
-	// (idle.go); nil is
-	// time.AfterFunc (tests fire fakes instead of waiting).
+	// (idle.go); nil is time.AfterFunc (tests fire fakes instead of
+	// waiting).
 	AfterFunc func(d time.Duration, f func()) Timer
 	// Limits enforces the keys' and groups' rate limits; nil counts in
 	// this process's memory.
