@@ -146,12 +146,12 @@ func (a *App) mailSender() *mail.Sender {
 // test can move through the limit windows instead of sleeping.
 func (a *App) SetClock(now func() time.Time) { a.clock.Store(&now) }
 
-// SetAfterFunc makes f the starter of the relay's stream idle timers, so a
-// test fires a stream's idle timeout instead of waiting for it. Streams
-// begun before keep their timers.
+// SetAfterFunc makes f the starter of the relay's idle timers (of streams
+// and of answer bodies), so a test fires an idle timeout instead of
+// waiting for it. Calls begun before keep their timers.
 func (a *App) SetAfterFunc(f func(time.Duration, func()) relay.Timer) { a.timers.Store(&f) }
 
-// afterFunc starts a stream idle timer: time.AfterFunc unless a test set
+// afterFunc starts an idle timer of the relay: time.AfterFunc unless a test set
 // another.
 func (a *App) afterFunc(d time.Duration, f func()) relay.Timer {
 	if p := a.timers.Load(); p != nil {

@@ -8,8 +8,8 @@ import (
 	"github.com/modelgate/modelgate/internal/relay"
 )
 
-// Timers is a fake time.AfterFunc on a Clock, for the relay's stream idle
-// timers (UseTimers): a timer falls due once the clock reaches its
+// Timers is a fake time.AfterFunc on a Clock, for the relay's idle timers
+// of streams and answer bodies (UseTimers): a timer falls due once the clock reaches its
 // deadline, and runs its function only when the test calls FireDue, so a
 // test decides when a time-out happens instead of sleeping for one. It is
 // safe for concurrent use.

@@ -236,6 +236,8 @@ var english = map[string]entry{
 	"套餐 %s 的总 tokens 额度已用尽(%d/%d)":          {text: "plan %s has used up its total token allowance (%d/%d)"},
 	"参数 status 必须是 0 到 999 之间的 HTTP 状态码":    {text: "parameter status must be an HTTP status code from 0 to 999"},
 	"缺少 messages 参数":                        {text: "missing messages parameter"},
+	// A non-streaming answer whose body stalled (the relay's idleBody).
+	"%s: 上游响应已开始,但 %d 秒内未再发送数据": {text: "%s: the upstream began its answer, then sent nothing for %d s", labels: label(0)},
 
 	// Orders, top-up and payment channels (issue 10).
 	"支付通道 %s 未开启,订单已创建,请开启通道后重新发起支付":                       {text: "payment channel %s is not enabled; the order was created: pay it again once the channel is on"},

@@ -51,8 +51,10 @@ const (
 	StreamDrainSeconds = "StreamDrainSeconds"
 	// StreamIdleTimeoutSeconds ends an upstream stream that sent no event
 	// (SSE comments and keep-alive pings do not count) for that long, with
-	// an error event to the client; it cannot be turned off, so every
-	// stream is bounded (docs/relay.md, Time bounds).
+	// an error event to the client, and fails the attempt of a
+	// non-streaming answer whose body sent no byte for that long (the next
+	// channel, else 504); it cannot be turned off, so every answer is
+	// bounded (docs/relay.md, Time bounds).
 	StreamIdleTimeoutSeconds = "StreamIdleTimeoutSeconds"
 	// BillingOverrunAllowed turns strict billing off: a call may then cost
 	// more than it held, and a balance may end up to one call below zero

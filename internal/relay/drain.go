@@ -14,6 +14,9 @@ type upstreamCall struct {
 	cancel   context.CancelFunc
 	follow   func() bool // stops cancelling when the client leaves
 	shutdown func() bool
+	// body is the answer's body under its idle bound (boundBody), once
+	// the answer came: kept here, it costs the call no allocation.
+	body idleBody
 }
 
 // upstreamContext starts the context of an attempt's upstream request,

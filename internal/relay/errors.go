@@ -39,6 +39,9 @@ const (
 	MsgInvalidJSON          = "请求体不是有效的 JSON"
 	MsgModelRequired        = "缺少 model 参数"
 	MsgUpstreamFailed       = "上游服务请求失败"
+	// msgBodyIdleFmt: the upstream began a non-streaming answer and sent
+	// nothing more of it for %d seconds (idleBody).
+	msgBodyIdleFmt = "%s: 上游响应已开始,但 %d 秒内未再发送数据"
 	// MsgOwnerUnavailable: in cluster mode, the node that owns the user's
 	// balance could not grant this node a part of it (503, retryable).
 	MsgOwnerUnavailable = "用户余额所属的集群节点暂时无法访问,请稍后重试"
@@ -207,6 +210,8 @@ func anthropicErrorType(e *apiError) string {
 		return "request_too_large"
 	case status == http.StatusTooManyRequests:
 		return "rate_limit_error"
+	case status == http.StatusGatewayTimeout:
+		return "timeout_error" // Anthropic's type for its own 504
 	case status >= 400 && status < 500:
 		return "invalid_request_error"
 	}

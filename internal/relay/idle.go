@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,6 +53,7 @@ type streamIdle struct {
 // watchIdle arms the idle timer of the stream the current attempt began.
 // Call stop when the stream loop is done.
 func (c *call) watchIdle() *streamIdle {
+	c.up.body.off = true // the stream's own timer bounds the body from now on
 	w := &streamIdle{after: c.rl.Options.Current().StreamIdle}
 	w.timer = c.rl.AfterFunc(w.after, w.onTimeout(c.up.cancel))
 	return w
@@ -109,6 +111,111 @@ func (c *attempt) streamFailure(err error, idle *streamIdle) string {
 			fmt.Sprintf("no event for %d s (StreamIdleTimeoutSeconds); the relay cancelled the upstream request", secs)))
 	}
 	return msg
+}
+
+// codeBodyIdle is the error code of an attempt whose upstream sent the
+// headers of a non-streaming answer and then stopped sending its body
+// (clientError answers it 504).
+const codeBodyIdle = "upstream_body_idle_timeout"
+
+// idleBody bounds the body of an upstream answer the way streamIdle bounds
+// a stream (issue 27, §4): every wait for its next bytes is at most the
+// StreamIdleTimeoutSeconds option. Without it an upstream that sends the
+// headers of a non-streaming answer and then part of its body, or
+// nothing, and keeps the connection open would hold the call, its hold
+// and its connection as long as the client waits. send puts it on every
+// answer, so error bodies read for the log or passed on (failure,
+// relayVerbatim) are bounded too; a stream loop turns it off (watchIdle),
+// its own timer counting only events as progress.
+//
+// Any bytes are progress here, whitespace included: some upstreams send
+// the headers of a non-streaming answer at once and blanks while the model
+// works (OpenRouter), and a model may rightly work longer than the bound
+// before the JSON begins. The timer runs only while a read waits on the
+// upstream: the time the relay spends writing to a slow client between
+// reads (relayVerbatim) is not the upstream's. When it fires it cancels
+// the upstream request; the pending read then fails, and every read after
+// it, with a *bodyIdleError.
+type idleBody struct {
+	io.ReadCloser
+	after  time.Duration
+	start  func(time.Duration, func()) Timer // Deps.AfterFunc
+	cancel func()                            // the attempt's upstream request
+	timer  Timer                             // armed at the first read
+	// off: a stream loop reads the body, under its own timer. Set and read
+	// by the call's goroutine only.
+	off     bool
+	reading atomic.Bool
+	fired   atomic.Bool
+}
+
+// boundBody puts the idle bound on the body of resp, the answer to the
+// current attempt's upstream request.
+func (c *call) boundBody(resp *http.Response) {
+	b := &c.up.body
+	b.ReadCloser, b.after, b.start, b.cancel = resp.Body, c.rl.Options.Current().StreamIdle, c.rl.AfterFunc, c.up.cancel
+	resp.Body = b
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	if b.off {
+		return b.ReadCloser.Read(p)
+	}
+	if b.fired.Load() {
+		return 0, &bodyIdleError{after: b.after}
+	}
+	b.reading.Store(true) // before arming: a timer that fires finds the read waiting
+	if b.timer == nil {
+		b.timer = b.start(b.after, b.onTimeout)
+	} else {
+		b.timer.Reset(b.after)
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.reading.Store(false)
+	b.timer.Stop()
+	if b.fired.Load() {
+		return n, &bodyIdleError{after: b.after}
+	}
+	return n, err
+}
+
+// onTimeout is the timer's function: it cancels the upstream request when
+// a read is waiting on it.
+func (b *idleBody) onTimeout() {
+	if !b.reading.Load() {
+		return // the read that armed the timer has returned
+	}
+	b.fired.Store(true)
+	b.cancel()
+}
+
+func (b *idleBody) Close() error {
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	return b.ReadCloser.Close()
+}
+
+// bodyIdleError is a read of an upstream body that idleBody ended.
+type bodyIdleError struct{ after time.Duration }
+
+func (e *bodyIdleError) Error() string {
+	return fmt.Sprintf("upstream sent nothing of its answer's body for %d s (StreamIdleTimeoutSeconds); the relay cancelled the request",
+		int64(e.after/time.Second))
+}
+
+// bodyIdleFailure is the failure of an attempt whose answer's body err
+// ended when the idle bound fired (nil when it did not): nothing reached
+// the client, so it is a failed attempt like an upstream 5xx, retried on
+// another channel and counted by the channel's breaker, and the client,
+// when no channel answers, gets 504 upstream_body_idle_timeout. status is
+// the status the upstream answered.
+func (c *attempt) bodyIdleFailure(status int, err error) *upstreamFailure {
+	var idle *bodyIdleError
+	if !errors.As(err, &idle) || c.rl.ending() {
+		return nil
+	}
+	return &upstreamFailure{status: status, detail: idle.Error(), retry: true, idle: idle.after}
 }
 
 // writeResponsesError reports a failure inside a Responses API stream

@@ -97,6 +97,9 @@ func (c *attempt) copyJSON(resp *http.Response) error {
 	read := time.Now()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	c.addUpstream(time.Since(read))
+	if f := c.bodyIdleFailure(resp.StatusCode, err); f != nil {
+		return f
+	}
 	if err != nil {
 		return &upstreamFailure{status: resp.StatusCode, detail: err.Error(), retry: true}
 	}

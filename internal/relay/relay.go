@@ -51,8 +51,9 @@ type Deps struct {
 	// Now is the clock of subscriptions and their limit windows; nil is
 	// time.Now (tests move it instead of sleeping).
 	Now func() time.Time
-	// AfterFunc starts the streams' idle timers (idle.go); nil is
-	// time.AfterFunc (tests fire fakes instead of waiting).
+	// AfterFunc starts the idle timers of streams and answer bodies
+	// (idle.go); nil is time.AfterFunc (tests fire fakes instead of
+	// waiting).
 	AfterFunc func(d time.Duration, f func()) Timer
 	// Limits enforces the keys' and groups' rate limits; nil counts in
 	// this process's memory.

@@ -225,6 +225,9 @@ func (c *attempt) passthroughAnthropic(u *upstream) error {
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		defer resp.Body.Close()
 		raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+		if f := c.bodyIdleFailure(resp.StatusCode, err); f != nil {
+			return f
+		}
 		var r anthropic.Response
 		if err != nil || json.Unmarshal(raw, &r) != nil {
 			return unreadableAnswer("invalid answer")

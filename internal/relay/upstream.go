@@ -28,6 +28,9 @@ type upstreamFailure struct {
 	// keyRefused: the upstream refused the attempt's key for good; the
 	// channel's other keys may answer (keypool.go).
 	keyRefused bool
+	// idle: the upstream stopped sending its answer's body for this long
+	// (idleBody); the client is told 504.
+	idle time.Duration
 }
 
 // unreadableAnswer is a 200 whose body is not the API's format: another
@@ -42,6 +45,9 @@ func (f *upstreamFailure) Error() string {
 
 // clientError is what the client gets when no channel answered.
 func (f *upstreamFailure) clientError() *apiError {
+	if f.idle > 0 {
+		return errf(http.StatusGatewayTimeout, "upstream_error", codeBodyIdle, msgBodyIdleFmt, MsgUpstreamFailed, int64(f.idle/time.Second))
+	}
 	if f.unreadable {
 		return errf(http.StatusBadGateway, "upstream_error", "bad_upstream_response", MsgBadUpstream)
 	}
@@ -122,6 +128,7 @@ func (c *call) send(u *upstream, req *http.Request) (resp *http.Response, err er
 		}
 		return nil, &upstreamFailure{detail: scrub(err.Error(), c.cred.Key), retry: true}
 	}
+	c.boundBody(resp)
 	switch status := resp.StatusCode; {
 	case status == http.StatusTooManyRequests:
 		c.rl.coolDown(u.ID, c.cred.ID)

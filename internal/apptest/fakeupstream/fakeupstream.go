@@ -138,6 +138,14 @@ type Behavior struct {
 	Hang bool
 	// Garbage answers 200 with an HTML page instead of the API's format.
 	Garbage bool
+	// BodySteps sends the answer's status and headers at once and its body
+	// in steps the test decides: each value received sends that many more
+	// bytes (flushed), and closing the channel sends the rest. Until the
+	// test sends, the body stalls, as an upstream that stops in the middle
+	// of its answer and keeps the connection open; the answer then ends
+	// when the client goes away (or the test ends). Meant for
+	// non-streaming answers (a stream's events are cut anywhere).
+	BodySteps <-chan int
 }
 
 // ToolCall is a function call the model makes.

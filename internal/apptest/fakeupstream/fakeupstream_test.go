@@ -2,6 +2,7 @@ package fakeupstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -328,4 +329,33 @@ func TestConcurrentRecording(t *testing.T) {
 		t.Errorf("%d requests, %d distinct, Count %d; want %d", len(reqs), len(seen), s.Count(), n)
 	}
 	s.WaitOpen(t, 0, 5*time.Second)
+}
+
+// TestBodySteps: the status and headers come at once, the body in the
+// steps the test sends, the rest when it closes the channel; until then
+// the body stalls.
+func TestBodySteps(t *testing.T) {
+	s := fakeupstream.New(t)
+	steps := make(chan int)
+	s.SetBehavior(fakeupstream.Behavior{BodySteps: steps, Reply: "in steps"})
+	resp := send(t, s, call{path: "/v1/chat/completions", dialect: fakeupstream.OpenAI,
+		body: `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}]}`})
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	steps <- 3
+	head := make([]byte, 3)
+	if _, err := io.ReadFull(resp.Body, head); err != nil || string(head) != `{"c` {
+		t.Fatalf("first step: %q, %v", head, err)
+	}
+	close(steps)
+	rest, err := io.ReadAll(resp.Body)
+	var answer struct {
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+	}
+	if err != nil || json.Unmarshal(append(head, rest...), &answer) != nil || answer.Choices[0].Message.Content != "in steps" {
+		t.Fatalf("whole body %s%s, %v", head, rest, err)
+	}
 }

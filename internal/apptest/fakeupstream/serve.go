@@ -204,8 +204,56 @@ func (x *exchange) answer(h handler) error {
 		}
 		return errGone
 	}
+	if b.BodySteps != nil {
+		return x.inSteps(h)
+	}
 	return h(x)
 }
+
+// inSteps answers with h, its body held back and sent in the steps the
+// test sends on Behavior.BodySteps.
+func (x *exchange) inSteps(h handler) error {
+	w := x.w
+	held := &heldBody{ResponseWriter: w}
+	x.w = held
+	err := h(x)
+	x.w = w
+	if err != nil {
+		return err
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.Flush() // the status and headers
+	rest := held.buf.Bytes()
+	for len(rest) > 0 {
+		select {
+		case n, ok := <-x.b.BodySteps:
+			if !ok {
+				n = len(rest)
+			}
+			n = max(0, min(n, len(rest)))
+			if _, err := w.Write(rest[:n]); err != nil {
+				return errGone
+			}
+			_ = rc.Flush()
+			rest = rest[n:]
+		case <-x.r.Context().Done():
+			return errGone
+		case <-x.s.stop:
+			return errGone
+		}
+	}
+	return nil
+}
+
+// heldBody passes the status and headers on and keeps the body
+// (Behavior.BodySteps); flushes wait for the steps.
+type heldBody struct {
+	http.ResponseWriter
+	buf bytes.Buffer
+}
+
+func (w *heldBody) Write(p []byte) (int, error) { return w.buf.Write(p) }
+func (w *heldBody) Flush()                      {}
 
 // parse reads the model and stream flag, from the body (JSON or multipart)
 // and, for Gemini, the path.
