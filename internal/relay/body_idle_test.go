@@ -113,10 +113,7 @@ func TestBodyIdleTimeoutEndsAStalledAnswer(t *testing.T) {
 	const idle = 300 * time.Second // the default
 	for _, tc := range bodyIdlePaths {
 		t.Run(tc.name, func(t *testing.T) {
-			e := apptest.New(t)
-			clock := apptest.NewClock(time.Now())
-			timers := apptest.NewTimers(clock)
-			e.UseTimers(timers)
+			e, clock, timers := timedEnv(t)
 			up := fakeupstream.New(t)
 			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.typ})
 			before := g.Accounts()
@@ -185,10 +182,7 @@ func TestBodyIdleTimeoutSparesASlowAnswer(t *testing.T) {
 		typ  int
 	}{{"openai passthrough", 1}, {"gemini to chat", 24}} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := apptest.New(t)
-			clock := apptest.NewClock(time.Now())
-			timers := apptest.NewTimers(clock)
-			e.UseTimers(timers)
+			e, clock, timers := timedEnv(t)
 			up := fakeupstream.New(t)
 			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.typ})
 			g.SetOption("StreamIdleTimeoutSeconds", "10")

@@ -288,10 +288,7 @@ func TestStreamIdleTimeoutEndsAQuietStream(t *testing.T) {
 	words := []string{"alpha", "bravo", "charlie", "delta", "echo"}
 	for _, tc := range idlePaths {
 		t.Run(tc.name, func(t *testing.T) {
-			e := apptest.New(t)
-			clock := apptest.NewClock(time.Now())
-			timers := apptest.NewTimers(clock)
-			e.UseTimers(timers)
+			e, clock, timers := timedEnv(t)
 			up := newScriptedStream(t)
 			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.d.typ})
 			before := g.Accounts()
@@ -338,10 +335,7 @@ func TestStreamIdleTimeoutEndsAQuietStream(t *testing.T) {
 func TestStreamIdleTimeoutEndsAStreamThatNeverBegins(t *testing.T) {
 	for _, tc := range idlePaths {
 		t.Run(tc.name, func(t *testing.T) {
-			e := apptest.New(t)
-			clock := apptest.NewClock(time.Now())
-			timers := apptest.NewTimers(clock)
-			e.UseTimers(timers)
+			e, clock, timers := timedEnv(t)
 			up := newScriptedStream(t)
 			g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL, ChannelType: tc.d.typ})
 			g.SetOption("StreamIdleTimeoutSeconds", "10")
@@ -360,4 +354,15 @@ func TestStreamIdleTimeoutEndsAStreamThatNeverBegins(t *testing.T) {
 			checkIdleBilling(t, e, g, before, "", 10)
 		})
 	}
+}
+
+// timedEnv is a gateway whose idle timers are fakes on a test clock: they
+// fire when the test advances the clock past them.
+func timedEnv(t *testing.T) (*apptest.Env, *apptest.Clock, *apptest.Timers) {
+	t.Helper()
+	e := apptest.New(t)
+	clock := apptest.NewClock(time.Now())
+	timers := apptest.NewTimers(clock)
+	e.UseTimers(timers)
+	return e, clock, timers
 }
