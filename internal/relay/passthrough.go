@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/pricing"
@@ -138,12 +139,14 @@ func (c *attempt) streamOpenAI(resp *http.Response) error {
 	rc := http.NewResponseController(c.w)
 	rc.Flush()
 
-	var seen bytes.Buffer // event data, for counting tokens when no usage comes
+	seen := getSeen() // event data, for counting tokens when no usage comes
+	defer putSeen(seen)
 	found := false
 	idle := c.watchIdle()
 	defer idle.stop()
 	var relayed int64 // events written: a Responses error event's sequence_number
 	rd := sse.NewReader(resp.Body, maxEvent)
+	defer rd.Release()
 	for {
 		idle.reading()
 		ev, err := rd.Next()
@@ -185,8 +188,25 @@ func (c *attempt) streamOpenAI(resp *http.Response) error {
 		relayed++
 		rc.Flush()
 	}
-	c.finishUnreported(found, &seen)
+	c.finishUnreported(found, seen)
 	return nil
+}
+
+// seenBufs keeps the buffers of a stream's text (streamOpenAI) for the next
+// stream: most streams write every content chunk there before their usage
+// chunk arrives at the end.
+var seenBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledSeen bounds the buffers seenBufs keeps.
+const maxPooledSeen = 64 << 10
+
+func getSeen() *bytes.Buffer { return seenBufs.Get().(*bytes.Buffer) }
+
+func putSeen(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledSeen {
+		b.Reset()
+		seenBufs.Put(b)
+	}
 }
 
 // streamBroken logs why the upstream stream broke and returns what a client
