@@ -96,7 +96,8 @@ func injectField(body []byte, field string) []byte {
 func (c *attempt) copyJSON(resp *http.Response) error {
 	defer resp.Body.Close()
 	read := time.Now()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	raw, err := readAnswer(c.rl.getBody(), resp)
+	defer c.rl.putBody(raw) // raw is written to the client before it goes back
 	c.addUpstream(time.Since(read))
 	if err != nil {
 		return &upstreamFailure{status: resp.StatusCode, detail: err.Error(), retry: true}
@@ -119,6 +120,28 @@ func (c *attempt) copyJSON(resp *http.Response) error {
 	c.w.WriteHeader(resp.StatusCode)
 	_, err = c.w.Write(raw)
 	return err
+}
+
+// readAnswer reads a complete answer of at most maxResponse bytes into buf
+// (a pooled body buffer, grown to the declared length at once).
+func readAnswer(buf []byte, resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n < maxResponse && int(n)+1 > cap(buf) {
+		buf = make([]byte, 0, n+1) // the byte past the end reads EOF
+	}
+	r := io.LimitReader(resp.Body, maxResponse)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // streamOpenAI relays SSE event by event, flushing each. The usage chunk
