@@ -163,8 +163,11 @@ func decodeMeta(body []byte) (requestMeta, error) {
 // choiceCount reads n or best_of: a number from 1 to maxChoices, 1 when
 // absent or not a number.
 func choiceCount(raw json.RawMessage) int64 {
+	if len(raw) == 0 {
+		return 1 // absent: nothing decoded, nothing allocated
+	}
 	var n float64
-	if len(raw) == 0 || json.Unmarshal(raw, &n) != nil || !(n >= 1) { // absent: no error built
+	if json.Unmarshal(raw, &n) != nil || !(n >= 1) {
 		return 1
 	}
 	return int64(min(n, maxChoices))

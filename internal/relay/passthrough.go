@@ -278,7 +278,36 @@ func writeStreamError(w io.Writer, msg string) {
 }
 
 // isUsageOnlyChunk reports a chunk with no choices: the final usage chunk.
+// data is valid JSON (decodeUsage checked it); its members are walked
+// once, as json.Unmarshal into the struct below reads them, which a name
+// with an escape or a non-ASCII byte is left to.
 func isUsageOnlyChunk(data []byte) bool {
+	i := skipSpace(data, 0)
+	if i == len(data) || data[i] != '{' {
+		return decodeUsageOnlyChunk(data)
+	}
+	empty := true
+	obj := data[i:]
+	for name, v, next := firstMember(obj); name != nil; name, v, next = nextMember(obj, next) {
+		if !plainName(name) {
+			return decodeUsageOnlyChunk(data)
+		}
+		if !bytes.EqualFold(name, []byte("choices")) {
+			continue
+		}
+		switch {
+		case isNull(v):
+			empty = true
+		case v[0] == '[':
+			empty = v[skipSpace(v, 1)] == ']'
+		default:
+			return false // not an array: json.Unmarshal fails
+		}
+	}
+	return empty
+}
+
+func decodeUsageOnlyChunk(data []byte) bool {
 	var chunk struct {
 		Choices []json.RawMessage `json:"choices"`
 	}

@@ -98,3 +98,26 @@ func TestDecodeUsageNoAllocation(t *testing.T) {
 		t.Fatalf("%v allocations, want 0", allocs)
 	}
 }
+
+func TestIsUsageOnlyChunkMatchesEncodingJSON(t *testing.T) {
+	for _, c := range []string{
+		`{"id":"x","choices":[],"usage":{"prompt_tokens":1}}`,
+		`{"id":"x","choices":[{"index":0}],"usage":{"prompt_tokens":1}}`,
+		`{"choices":[ ],"usage":{}}`,
+		`{"choices":null}`,
+		`{"choices":[1],"choices":[]}`,
+		`{"choices":[],"choices":[{}]}`,
+		`{"CHOICES":[{}]}`,
+		`{"choices":{}}`,
+		`{"choices":"x"}`,
+		`{"cho\u0069ces":[{}]}`,
+		`{}`,
+		`null`,
+		`[]`,
+		` {"choices" : [ ] } `,
+	} {
+		if got, want := isUsageOnlyChunk([]byte(c)), decodeUsageOnlyChunk([]byte(c)); got != want {
+			t.Errorf("%s: %v, encoding/json %v", c, got, want)
+		}
+	}
+}
