@@ -31,9 +31,12 @@ type report struct {
 	Summary  []summaryRow     `json:"summary"`
 	Memory   []memResult      `json:"memory"`
 	Checks   []check          `json:"checks"`
-	Rounds   []roundResult    `json:"rounds"` // every interval; round 0 is the warm-up
-	Error    string           `json:"error,omitempty"`
-	started  time.Time
+	// Added is the latency each target adds to the mock's (chat at c = 1,
+	// the stream's time to first byte).
+	Added   []addedRow    `json:"added_latency"`
+	Rounds  []roundResult `json:"rounds"` // every interval; round 0 is the warm-up
+	Error   string        `json:"error,omitempty"`
+	started time.Time
 }
 
 // machine is where the run happened.
@@ -94,6 +97,7 @@ func (r *report) finish(runErr error) {
 	}
 	r.Summary = summarise(r.Rounds, r.Flags, r.Gateway.Status, r.chatTargets())
 	r.Checks = evaluate(r.Summary, r.Memory, r.Flags, r.Gateway.Status, r.chatTargets())
+	r.Added = addedLatency(r.Summary, r.Flags)
 }
 
 // chatTarget is a gateway target measured under the chat loads only

@@ -235,3 +235,40 @@ func TestEvaluateDatabaseMode(t *testing.T) {
 		}
 	}
 }
+
+func TestAddedLatency(t *testing.T) {
+	rows := []summaryRow{
+		{Target: "mock", Scenario: "chat", Concurrency: 1, P50ms: 0.100, P99ms: 0.300},
+		{Target: "proxy", Scenario: "chat", Concurrency: 1, P50ms: 0.250, P99ms: 0.500},
+		{Target: targetGateway, Scenario: "chat", Concurrency: 1, P50ms: 0.180, P99ms: 0.390},
+		{Target: targetPlan, Scenario: "chat", Concurrency: 1, Skipped: "not measured", P50ms: nan(), P99ms: nan()},
+		{Target: "mock", Scenario: "chat", Concurrency: 16, P50ms: 1, P99ms: 2},
+		{Target: targetGateway, Scenario: "chat", Concurrency: 16, P50ms: 2, P99ms: 3},
+		{Target: "mock", Scenario: "stream", Concurrency: 16, P50ms: 1.000, P99ms: 2},
+		{Target: targetGateway, Scenario: "stream", Concurrency: 16, P50ms: 1.040, P99ms: 2.5},
+	}
+	got := addedLatency(rows, options{Concurrency: []int{1, 16}, StreamConcurrency: 16})
+	type want struct {
+		target, scenario string
+		p50, p99         float64
+		met              bool
+	}
+	wants := []want{
+		{"proxy", "chat", 150, 200, false},
+		{targetGateway, "chat", 80, 90, true},
+		{targetGateway, "stream", 40, 500, true},
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("got %d rows %+v, want %d", len(got), got, len(wants))
+	}
+	for i, w := range wants {
+		g := got[i]
+		if g.Target != w.target || g.Scenario != w.scenario || math.Abs(float64(g.P50Micros)-w.p50) > 1e-6 ||
+			math.Abs(float64(g.P99Micros)-w.p99) > 1e-6 || g.Met != w.met {
+			t.Errorf("row %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if rows := addedLatency(rows, options{Concurrency: []int{16}, StreamConcurrency: 4}); len(rows) != 0 {
+		t.Errorf("without c = 1 and a mock stream row: %+v", rows)
+	}
+}

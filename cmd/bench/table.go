@@ -53,6 +53,7 @@ func printReport(w io.Writer, r *report) {
 	fmt.Fprintln(w, "(stream: p50/p99 are the time to the first byte of the body; mock CPU is the upstream's, not counted in CPU µs/req;")
 	fmt.Fprintln(w, " DB RT/req: statements the gateway sent to its database per request, from its modelgate_db_round_trips_total)")
 	fmt.Fprintln(w)
+	printAdded(w, r.Added)
 
 	const memRow = "%-8s %9s %9s %17s %17s %13s %11s %19s\n"
 	fmt.Fprintf(w, memRow, "target", "idle MiB", "held MiB", "MiB/1000 streams", "upstream freed s", fmt.Sprintf("after +%gs MiB", o.SettleSeconds),

@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 )
 
 // requestMeta is what routing and billing read from a request body.
@@ -30,6 +31,110 @@ func parseMeta(ep *endpoint, r *http.Request, body []byte) (requestMeta, error) 
 	if ep.multipart {
 		return multipartMeta(r, body)
 	}
+	if meta, err, ok := scanMeta(body); ok {
+		return meta, err
+	}
+	return decodeMeta(body)
+}
+
+// scanMeta is decodeMeta in one walk over the top-level members, without
+// reflection: it reads the fields as json.Unmarshal does (names matched
+// case-insensitively, the last of duplicates winning, null leaving a field
+// as it is, a value of another type failing the whole) and keeps nothing
+// of the rest. ok is false for what it leaves to encoding/json: a name
+// with an escape or a non-ASCII byte (Unicode case folding), a model
+// string with an escape or invalid UTF-8.
+func scanMeta(body []byte) (meta requestMeta, err error, ok bool) {
+	if !json.Valid(body) {
+		return requestMeta{}, badRequest(MsgInvalidJSON), true
+	}
+	body = body[skipSpace(body, 0):]
+	if isNull(bytes.TrimRight(body, " \t\r\n")) {
+		return requestMeta{}, badRequest(MsgModelRequired), true
+	}
+	if body[0] != '{' {
+		return requestMeta{}, badRequest(MsgInvalidJSON), true
+	}
+	var maxTokens, maxCompletion, maxOutput int64
+	var n, bestOf []byte
+	var options bool // stream_options is an object (its pointer set)
+	for name, v, next := firstMember(body); name != nil; name, v, next = nextMember(body, next) {
+		if !plainName(name) {
+			return requestMeta{}, nil, false
+		}
+		good := true
+		switch {
+		case bytes.EqualFold(name, []byte("model")):
+			switch {
+			case isNull(v):
+			case v[0] != '"':
+				good = false
+			case bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v):
+				return requestMeta{}, nil, false // unescaping, or U+FFFD for bad bytes
+			default:
+				meta.model = string(v[1 : len(v)-1])
+			}
+		case bytes.EqualFold(name, []byte("stream")):
+			good = scanBool(v, &meta.stream)
+		case bytes.EqualFold(name, []byte("max_tokens")):
+			good = scanInt(v, &maxTokens)
+		case bytes.EqualFold(name, []byte("max_completion_tokens")):
+			good = scanInt(v, &maxCompletion)
+		case bytes.EqualFold(name, []byte("max_output_tokens")):
+			good = scanInt(v, &maxOutput)
+		case bytes.EqualFold(name, []byte("n")):
+			n = v
+		case bytes.EqualFold(name, []byte("best_of")):
+			bestOf = v
+		case bytes.EqualFold(name, []byte("stream_options")):
+			switch {
+			case isNull(v):
+				options, meta.includeUsage = false, false
+			case v[0] != '{':
+				good = false
+			default:
+				if !options {
+					options, meta.includeUsage = true, false
+				}
+				for oname, ov, onext := firstMember(v); oname != nil; oname, ov, onext = nextMember(v, onext) {
+					if !plainName(oname) {
+						return requestMeta{}, nil, false
+					}
+					if bytes.EqualFold(oname, []byte("include_usage")) && !scanBool(ov, &meta.includeUsage) {
+						good = false
+					}
+				}
+			}
+		}
+		if !good {
+			return requestMeta{}, badRequest(MsgInvalidJSON), true
+		}
+	}
+	if strings.TrimSpace(meta.model) == "" {
+		return requestMeta{}, badRequest(MsgModelRequired), true
+	}
+	meta.maxTokens = max(maxTokens, maxCompletion, maxOutput)
+	meta.choices = max(choiceCount(n), choiceCount(bestOf))
+	return meta, nil, true
+}
+
+// scanBool reads a JSON value into a bool as encoding/json does: null
+// leaves it, true and false set it, anything else fails.
+func scanBool(v []byte, b *bool) bool {
+	switch string(v) {
+	case "null":
+	case "true":
+		*b = true
+	case "false":
+		*b = false
+	default:
+		return false
+	}
+	return true
+}
+
+// decodeMeta is parseMeta by encoding/json.
+func decodeMeta(body []byte) (requestMeta, error) {
 	var m struct {
 		Model               string `json:"model"`
 		Stream              bool   `json:"stream"`
@@ -58,8 +163,11 @@ func parseMeta(ep *endpoint, r *http.Request, body []byte) (requestMeta, error) 
 // choiceCount reads n or best_of: a number from 1 to maxChoices, 1 when
 // absent or not a number.
 func choiceCount(raw json.RawMessage) int64 {
+	if len(raw) == 0 {
+		return 1 // absent: nothing decoded, nothing allocated
+	}
 	var n float64
-	if len(raw) == 0 || json.Unmarshal(raw, &n) != nil || !(n >= 1) { // absent: no error built
+	if json.Unmarshal(raw, &n) != nil || !(n >= 1) {
 		return 1
 	}
 	return int64(min(n, maxChoices))

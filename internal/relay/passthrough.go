@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelgate/modelgate/internal/pricing"
@@ -95,7 +96,8 @@ func injectField(body []byte, field string) []byte {
 func (c *attempt) copyJSON(resp *http.Response) error {
 	defer resp.Body.Close()
 	read := time.Now()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	raw, err := readAnswer(c.rl.getBody(), resp)
+	defer c.rl.putBody(raw) // raw is written to the client before it goes back
 	c.addUpstream(time.Since(read))
 	if f := c.bodyIdleFailure(resp.StatusCode, err); f != nil {
 		return f
@@ -123,6 +125,28 @@ func (c *attempt) copyJSON(resp *http.Response) error {
 	return err
 }
 
+// readAnswer reads a complete answer of at most maxResponse bytes into buf
+// (a pooled body buffer, grown to the declared length at once).
+func readAnswer(buf []byte, resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n < maxResponse && int(n)+1 > cap(buf) {
+		buf = make([]byte, 0, n+1) // the byte past the end reads EOF
+	}
+	r := io.LimitReader(resp.Body, maxResponse)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
 // streamOpenAI relays SSE event by event, flushing each. The usage chunk
 // the relay asked for on the client's behalf is not shown to a client that
 // did not ask for it. A broken upstream stream is reported in the stream
@@ -141,12 +165,14 @@ func (c *attempt) streamOpenAI(resp *http.Response) error {
 	rc := http.NewResponseController(c.w)
 	rc.Flush()
 
-	var seen bytes.Buffer // event data, for counting tokens when no usage comes
+	seen := getSeen() // event data, for counting tokens when no usage comes
+	defer putSeen(seen)
 	found := false
 	idle := c.watchIdle()
 	defer idle.stop()
 	var relayed int64 // events written: a Responses error event's sequence_number
 	rd := sse.NewReader(resp.Body, maxEvent)
+	defer rd.Release()
 	for {
 		idle.reading()
 		ev, err := rd.Next()
@@ -188,8 +214,25 @@ func (c *attempt) streamOpenAI(resp *http.Response) error {
 		relayed++
 		rc.Flush()
 	}
-	c.finishUnreported(found, &seen)
+	c.finishUnreported(found, seen)
 	return nil
+}
+
+// seenBufs keeps the buffers of a stream's text (streamOpenAI) for the next
+// stream: most streams write every content chunk there before their usage
+// chunk arrives at the end.
+var seenBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledSeen bounds the buffers seenBufs keeps.
+const maxPooledSeen = 64 << 10
+
+func getSeen() *bytes.Buffer { return seenBufs.Get().(*bytes.Buffer) }
+
+func putSeen(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledSeen {
+		b.Reset()
+		seenBufs.Put(b)
+	}
 }
 
 // streamBroken logs why the upstream stream broke and returns what a client
@@ -238,7 +281,36 @@ func writeStreamError(w io.Writer, msg string) {
 }
 
 // isUsageOnlyChunk reports a chunk with no choices: the final usage chunk.
+// data is valid JSON (decodeUsage checked it); its members are walked
+// once, as json.Unmarshal into the struct below reads them, which a name
+// with an escape or a non-ASCII byte is left to.
 func isUsageOnlyChunk(data []byte) bool {
+	i := skipSpace(data, 0)
+	if i == len(data) || data[i] != '{' {
+		return decodeUsageOnlyChunk(data)
+	}
+	empty := true
+	obj := data[i:]
+	for name, v, next := firstMember(obj); name != nil; name, v, next = nextMember(obj, next) {
+		if !plainName(name) {
+			return decodeUsageOnlyChunk(data)
+		}
+		if !bytes.EqualFold(name, []byte("choices")) {
+			continue
+		}
+		switch {
+		case isNull(v):
+			empty = true
+		case v[0] == '[':
+			empty = v[skipSpace(v, 1)] == ']'
+		default:
+			return false // not an array: json.Unmarshal fails
+		}
+	}
+	return empty
+}
+
+func decodeUsageOnlyChunk(data []byte) bool {
 	var chunk struct {
 		Choices []json.RawMessage `json:"choices"`
 	}

@@ -258,6 +258,7 @@ func (c *attempt) streamAnthropic(resp *http.Response) error {
 	idle := c.watchIdle()
 	defer idle.stop()
 	rd := sse.NewReader(resp.Body, maxEvent)
+	defer rd.Release()
 	for {
 		idle.reading()
 		ev, err := rd.Next()

@@ -24,12 +24,16 @@ type wireUsage struct {
 	InputTokensDetails *struct {
 		CachedTokens int64 `json:"cached_tokens"`
 	} `json:"input_tokens_details"`
+	// cached is the details' cached tokens as scanUsage read them, which
+	// sets no details.
+	cached int64
 }
 
 func (u *wireUsage) usage() pricing.Usage {
 	out := pricing.Usage{
 		PromptTokens:     u.PromptTokens + u.InputTokens,
 		CompletionTokens: u.CompletionTokens + u.OutputTokens,
+		CachedTokens:     u.cached,
 	}
 	if u.PromptTokensDetails != nil {
 		out.CachedTokens += u.PromptTokensDetails.CachedTokens
@@ -69,11 +73,180 @@ func decodeUsage(kind usageKind, raw []byte) (u pricing.Usage, ok, checked bool)
 		return pricing.Usage{}, false, false
 	}
 	val, found := memberValue(raw, `"usage"`)
-	var wire *wireUsage
-	if !found || json.Unmarshal(val, &wire) != nil || !wire.reported() {
+	if !found {
+		return pricing.Usage{}, false, true
+	}
+	wire, ok := scanUsage(val)
+	if !ok || !wire.reported() {
 		return pricing.Usage{}, false, true
 	}
 	return wire.usage(), true, true
+}
+
+// scanUsage reads the usage object val (valid JSON) as json.Unmarshal into
+// a *wireUsage does — names matched case-insensitively, the last of
+// duplicates winning, null leaving a count as it is, a value of another
+// type (a string, 1.5, 1e3) failing the whole — without reflection or
+// allocation. A name with an escape or a non-ASCII byte, which
+// encoding/json may match by Unicode case folding, is left to it.
+func scanUsage(val []byte) (w wireUsage, ok bool) {
+	if isNull(val) {
+		return wireUsage{}, true
+	}
+	if len(val) == 0 || val[0] != '{' {
+		return wireUsage{}, false
+	}
+	// The details as values, so nothing escapes; *Set say a non-null
+	// object was read last (the pointer encoding/json would have set).
+	var promptCached, inputCached int64
+	var promptSet, inputSet bool
+	for name, v, next := firstMember(val); name != nil; name, v, next = nextMember(val, next) {
+		if !plainName(name) {
+			return slowUsage(val)
+		}
+		ok := true
+		switch {
+		case bytes.EqualFold(name, []byte("prompt_tokens")):
+			ok = scanInt(v, &w.PromptTokens)
+		case bytes.EqualFold(name, []byte("completion_tokens")):
+			ok = scanInt(v, &w.CompletionTokens)
+		case bytes.EqualFold(name, []byte("input_tokens")):
+			ok = scanInt(v, &w.InputTokens)
+		case bytes.EqualFold(name, []byte("output_tokens")):
+			ok = scanInt(v, &w.OutputTokens)
+		case bytes.EqualFold(name, []byte("prompt_tokens_details")):
+			var slow bool
+			ok, slow = scanDetails(v, &promptSet, &promptCached)
+			if slow {
+				return slowUsage(val)
+			}
+		case bytes.EqualFold(name, []byte("input_tokens_details")):
+			var slow bool
+			ok, slow = scanDetails(v, &inputSet, &inputCached)
+			if slow {
+				return slowUsage(val)
+			}
+		}
+		if !ok {
+			return wireUsage{}, false
+		}
+	}
+	w.cached = 0
+	if promptSet {
+		w.cached += promptCached
+	}
+	if inputSet {
+		w.cached += inputCached
+	}
+	return w, true
+}
+
+// slowUsage is scanUsage by encoding/json.
+func slowUsage(val []byte) (wireUsage, bool) {
+	var wire *wireUsage
+	if json.Unmarshal(val, &wire) != nil {
+		return wireUsage{}, false
+	}
+	if wire == nil {
+		return wireUsage{}, true
+	}
+	return *wire, true
+}
+
+// scanDetails reads a prompt_tokens_details or input_tokens_details value:
+// null drops the details (encoding/json's nil pointer), an object sets the
+// cached tokens it has (a second object adds to the first, as encoding/json
+// decodes into the pointer it already set). slow: a name needs
+// encoding/json.
+func scanDetails(v []byte, set *bool, cached *int64) (ok, slow bool) {
+	if isNull(v) {
+		*set, *cached = false, 0
+		return true, false
+	}
+	if len(v) == 0 || v[0] != '{' {
+		return false, false
+	}
+	if !*set {
+		*set, *cached = true, 0
+	}
+	for name, m, next := firstMember(v); name != nil; name, m, next = nextMember(v, next) {
+		if !plainName(name) {
+			return false, true
+		}
+		if bytes.EqualFold(name, []byte("cached_tokens")) && !scanInt(m, cached) {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+// scanInt reads a JSON value into an int64 as encoding/json does: null
+// leaves it, an integer in range sets it, anything else fails.
+func scanInt(v []byte, n *int64) bool {
+	if isNull(v) {
+		return true
+	}
+	neg := len(v) > 0 && v[0] == '-'
+	digits := v
+	if neg {
+		digits = v[1:]
+	}
+	if len(digits) == 0 {
+		return false
+	}
+	var x uint64
+	for _, ch := range digits {
+		if ch < '0' || ch > '9' { // a fraction, an exponent, or not a number
+			return false
+		}
+		if x > (1<<63)/10 {
+			return false
+		}
+		x = x*10 + uint64(ch-'0')
+	}
+	switch {
+	case neg && x <= 1<<63:
+		*n = -int64(x-1) - 1 // -(1<<63) fits, its negation does not
+	case !neg && x < 1<<63:
+		*n = int64(x)
+	default:
+		return false
+	}
+	return true
+}
+
+func isNull(v []byte) bool { return string(v) == "null" }
+
+// plainName reports a member name (quoted) without escapes or non-ASCII
+// bytes: one bytes.EqualFold matches as encoding/json does.
+func plainName(name []byte) bool {
+	for _, ch := range name {
+		if ch == '\\' || ch >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// firstMember and nextMember walk the members of the object obj (valid
+// JSON): the name without its quotes, the value, and where the next member
+// starts; name is nil after the last.
+func firstMember(obj []byte) (name, val []byte, next int) {
+	return nextMember(obj, skipSpace(obj, 1))
+}
+
+func nextMember(obj []byte, i int) (name, val []byte, next int) {
+	if i >= len(obj) || obj[i] != '"' {
+		return nil, nil, len(obj)
+	}
+	end := stringEnd(obj, i)
+	start := skipSpace(obj, skipSpace(obj, end)+1)
+	stop := valueEnd(obj, start)
+	next = skipSpace(obj, stop)
+	if next < len(obj) && obj[next] == ',' {
+		next = skipSpace(obj, next+1)
+	}
+	return obj[i+1 : end-1], obj[start:stop], next
 }
 
 // memberValue returns the value of the member named key (quoted, exactly

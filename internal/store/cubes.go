@@ -204,7 +204,7 @@ func upsertCube(db *gorm.DB, c usageCube, keys []cubeKey, sums map[cubeKey]*cube
 		fmt.Fprintf(&b, "%[1]s = CASE WHEN %[3]s > 0 AND %[2]s > %[4]d - %[3]s THEN %[4]d "+
 			"WHEN %[3]s < 0 AND %[2]s < -%[4]d - %[3]s THEN -%[4]d ELSE %[2]s + %[3]s END", col, old, add, rollupMax)
 	}
-	return db.Exec(b.String(), args...).Error
+	return execStmt(db, len(keys), b.String(), args...)
 }
 
 // cutCubes is the cubes' (and log_hour_counts') side of deleting every log

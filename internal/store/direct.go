@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"strings"
 )
 
 // Direct statements: the settlement path's big writes (the consume logs and
@@ -28,25 +27,33 @@ func (tx *Tx) queryDirect(q string, args ...any) (*sql.Rows, error) {
 
 // execRows sends n rows as plain multi-row INSERTs of at most 200 rows:
 // head is "INSERT INTO table (columns) VALUES ", width the arguments of a
-// row, and appendRow appends row i's arguments to args.
+// row, and appendRow appends row i's arguments to args. On SQLite the
+// chunks are of a power of two rows up to maxCachedRows, each a prepared
+// statement reused from commit to commit (stmtcache.go).
 func (tx *Tx) execRows(head string, width, n int, appendRow func(args []any, i int) []any) error {
-	row := "(?" + strings.Repeat(", ?", width-1) + ")"
-	for from := 0; from < n; from += 200 {
-		to := min(n, from+200)
-		var q strings.Builder
-		q.Grow(len(head) + (to-from)*(len(row)+2))
-		q.WriteString(head)
-		args := make([]any, 0, (to-from)*width)
-		for i := from; i < to; i++ {
-			if i > from {
-				q.WriteString(", ")
+	c, sqlTx := cacheOf(tx.db)
+	for from := 0; from < n; {
+		size := min(n-from, 200)
+		if c != nil {
+			size = min(n-from, maxCachedRows)
+			for size&(size-1) != 0 {
+				size &= size - 1 // the highest power of two in it
 			}
-			q.WriteString(row)
+		}
+		to := from + size
+		q := rowsText(head, width, size)
+		args := make([]any, 0, size*width)
+		for i := from; i < to; i++ {
 			args = appendRow(args, i)
 		}
-		if _, err := tx.execDirect(q.String(), args...); err != nil {
+		done, err := c.exec(tx.context(), sqlTx, q, args)
+		if !done {
+			_, err = tx.execDirect(q, args...)
+		}
+		if err != nil {
 			return err
 		}
+		from = to
 	}
 	return nil
 }

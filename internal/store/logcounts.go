@@ -49,7 +49,7 @@ func (c logCounts) write(db *gorm.DB) error {
 		} else {
 			q += " ON CONFLICT (hour_start, type) DO UPDATE SET n = log_hour_counts.n + excluded.n"
 		}
-		if err := db.Exec(q, args...).Error; err != nil {
+		if err := execStmt(db, len(chunk), q, args...); err != nil {
 			return err
 		}
 	}

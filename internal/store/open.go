@@ -184,6 +184,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
 	}
+	s.startStmtCache(sqlDB)
 	err = s.withStartupLock(ctx, func() error {
 		if err := s.migrate(ctx); err != nil {
 			return err
@@ -250,6 +251,7 @@ func (s *Store) Close() error {
 	if err != nil {
 		return err
 	}
+	stopStmtCache(sqlDB)
 	return sqlDB.Close()
 }
 

@@ -104,7 +104,7 @@ func upsert(db *gorm.DB, table string, key []string, keyArgs []any, cols []strin
 		q += c + " = " + set
 		args = append(args, a...)
 	}
-	return db.Exec(q, args...).Error
+	return execStmt(db, 1, q, args...)
 }
 
 // rollup is consume logs summed per (day, model) and per (day, user).

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // ErrEventTooLarge is returned when one event exceeds the reader's bound.
@@ -26,11 +27,54 @@ type Reader struct {
 	max  int
 	data []byte
 	name []byte
+	// last is the previous event's name: a stream repeats a few names
+	// ("content_block_delta"), so an event whose name is the last one's
+	// takes it without allocating.
+	last string
+	buf  *[]byte // data's pooled slice
 }
 
-// NewReader reads events of at most maxEvent bytes from r.
+// readBufSize is the reader's buffer: lines longer than it accumulate.
+const readBufSize = 2 << 10
+
+// maxPooled bounds the buffers kept for reuse (a long event's data buffer
+// is let go instead).
+const maxPooled = 16 << 10
+
+var (
+	readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBufSize) }}
+	bufs    = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+)
+
+// NewReader reads events of at most maxEvent bytes from r. Release gives
+// its buffers back once the stream is done.
 func NewReader(r io.Reader, maxEvent int) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 2<<10), max: maxEvent}
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	p := bufs.Get().(*[]byte)
+	return &Reader{r: br, max: maxEvent, data: (*p)[:0], buf: p}
+}
+
+// Release gives the reader's buffers back for other streams; the reader
+// and every Data it returned must not be used after. Not calling it only
+// costs the allocation of new buffers.
+func (r *Reader) Release() {
+	if r.r == nil {
+		return
+	}
+	r.r.Reset(nil)
+	readers.Put(r.r)
+	r.r = nil
+	putBuf(r.buf, r.data)
+	r.data, r.buf = nil, nil
+}
+
+// putBuf keeps b, grown from *p, for reuse unless it grew too large.
+func putBuf(p *[]byte, b []byte) {
+	if cap(b) <= maxPooled {
+		*p = b[:0]
+		bufs.Put(p)
+	}
 }
 
 // Next returns the next event with at least one data line (comments and
@@ -44,13 +88,13 @@ func (r *Reader) Next() (Event, error) {
 		line, err := r.readLine()
 		if err != nil {
 			if err == io.EOF && hasData {
-				return Event{Name: string(r.name), Data: r.data}, nil
+				return Event{Name: r.nameString(), Data: r.data}, nil
 			}
 			return Event{}, err
 		}
 		if len(line) == 0 { // end of event
 			if hasData {
-				return Event{Name: string(r.name), Data: r.data}, nil
+				return Event{Name: r.nameString(), Data: r.data}, nil
 			}
 			r.name = r.name[:0]
 			continue
@@ -70,6 +114,15 @@ func (r *Reader) Next() (Event, error) {
 			return Event{}, ErrEventTooLarge
 		}
 	}
+}
+
+// nameString returns the event's name, reusing the last one's string when
+// it is the same.
+func (r *Reader) nameString() string {
+	if string(r.name) != r.last { // no allocation: a comparison
+		r.last = string(r.name)
+	}
+	return r.last
 }
 
 // readLine returns one line without its line ending, accumulating across
@@ -112,7 +165,8 @@ func splitField(line []byte) (field, value []byte) {
 // several data lines. The event goes out in one Write call, so a flush
 // after it never splits an event.
 func Write(w io.Writer, name string, data []byte) error {
-	buf := make([]byte, 0, len(name)+len(data)+16)
+	p := bufs.Get().(*[]byte)
+	buf := (*p)[:0]
 	if name != "" {
 		buf = append(buf, "event: "...)
 		buf = append(buf, name...)
@@ -132,5 +186,6 @@ func Write(w io.Writer, name string, data []byte) error {
 	buf = append(buf, data...)
 	buf = append(buf, "\n\n"...)
 	_, err := w.Write(buf)
+	putBuf(p, buf) // io.Writer: w must not retain buf
 	return err
 }

@@ -81,3 +81,47 @@ func TestWriteRoundTrip(t *testing.T) {
 		t.Fatalf("round trip = %q", got)
 	}
 }
+
+// Relaying an event allocates nothing once the buffers are warm: writing
+// takes a pooled buffer, reading reuses the reader's, and a repeated event
+// name is the last one's string.
+func TestNoAllocationPerEvent(t *testing.T) {
+	ev := "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"hi\"}}\n\n"
+	in := strings.NewReader(strings.Repeat(ev, 1000))
+	r := NewReader(in, 1<<20)
+	defer r.Release()
+	var sink discard
+	allocs := testing.AllocsPerRun(500, func() {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(&sink, e.Name, e.Data); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per event, want 0", allocs)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// A released reader's buffers serve the next one, whose events are its own.
+func TestReleaseReuse(t *testing.T) {
+	for i := range 3 {
+		want := strings.Repeat("y", i*3000) // beyond the read buffer too
+		r := NewReader(strings.NewReader("event: e\ndata: "+want+"\n\n"), 1<<20)
+		ev, err := r.Next()
+		if err != nil || ev.Name != "e" || string(ev.Data) != want {
+			t.Fatalf("round %d: %q %d bytes, %v", i, ev.Name, len(ev.Data), err)
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("round %d: %v, want EOF", i, err)
+		}
+		r.Release()
+		r.Release() // twice is harmless
+	}
+}
