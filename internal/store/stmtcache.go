@@ -37,6 +37,12 @@ type stmtCache struct {
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+
+	// The background preparations (get): stop cancels them and waits, so
+	// none touches the database after the store closed it.
+	ctx       context.Context
+	cancel    func()
+	preparing sync.WaitGroup
 }
 
 // stmtCaches holds the statement cache of each SQLite store, by its pool
@@ -45,11 +51,22 @@ var stmtCaches sync.Map // *sql.DB → *stmtCache
 
 func (s *Store) startStmtCache(sqlDB *sql.DB) {
 	if s.dialect == SQLite {
-		stmtCaches.Store(sqlDB, &stmtCache{db: sqlDB, rt: &s.roundTrips, stmts: map[string]*sql.Stmt{}})
+		ctx, cancel := context.WithCancel(context.Background())
+		stmtCaches.Store(sqlDB, &stmtCache{db: sqlDB, rt: &s.roundTrips, stmts: map[string]*sql.Stmt{}, ctx: ctx, cancel: cancel})
 	}
 }
 
-func stopStmtCache(sqlDB *sql.DB) { stmtCaches.Delete(sqlDB) } // the pool's Close closes the statements
+// stopStmtCache ends the cache of a pool about to close; the pool's Close
+// closes the statements.
+func stopStmtCache(sqlDB *sql.DB) {
+	if c, ok := stmtCaches.LoadAndDelete(sqlDB); ok {
+		c := c.(*stmtCache)
+		c.mu.Lock()
+		c.cancel()
+		c.mu.Unlock()
+		c.preparing.Wait()
+	}
+}
 
 // cacheOf returns db's statement cache and the transaction db runs in; nil
 // outside a transaction or on a server database.
@@ -69,24 +86,44 @@ func cacheOf(db *gorm.DB) (*stmtCache, *sql.Tx) {
 	return c.(*stmtCache), tx
 }
 
-// get returns the prepared statement of q, preparing it on first use; nil
-// when the cache is full or the preparation failed (the caller runs q
+// get returns the prepared statement of q; nil when it is not prepared
+// yet, the cache is full or the preparation failed (the caller runs q
 // unprepared, which reports the error if there is one).
-func (c *stmtCache) get(ctx context.Context, q string) *sql.Stmt {
+//
+// A text's first use starts its preparation in the background instead of
+// waiting for it: preparing on the pool takes a connection of its own, and
+// the caller holds the write transaction's. Waiting for a second
+// connection while holding the write lock could deadlock the pool of four
+// until SQLite's busy timeout failed the transactions queued behind it
+// (each holds a connection while it waits for the lock). In the
+// background the preparation just waits for a free connection; Tx.Stmt
+// later re-prepares it on the transaction's own connection.
+func (c *stmtCache) get(q string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if st, ok := c.stmts[q]; ok {
-		return st
+		return st // nil while it is being prepared or when that failed
 	}
-	if len(c.stmts) >= maxCachedStmts {
+	if len(c.stmts) >= maxCachedStmts || c.ctx.Err() != nil {
 		return nil
 	}
-	st, err := c.db.PrepareContext(ctx, q)
+	c.stmts[q] = nil
+	c.preparing.Add(1)
+	go c.prepare(q)
+	return nil
+}
+
+// prepare prepares q on the pool for get; a failure leaves q unprepared
+// for good (it runs as before).
+func (c *stmtCache) prepare(q string) {
+	defer c.preparing.Done()
+	st, err := c.db.PrepareContext(c.ctx, q)
 	if err != nil {
-		return nil
+		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.stmts[q] = st
-	return st
 }
 
 // exec runs q prepared in tx; done is false when c (which may be nil) has
@@ -95,7 +132,7 @@ func (c *stmtCache) exec(ctx context.Context, tx *sql.Tx, q string, args []any) 
 	if c == nil {
 		return false, nil
 	}
-	st := c.get(ctx, q)
+	st := c.get(q)
 	if st == nil {
 		return false, nil
 	}
