@@ -9,11 +9,13 @@ import (
 // upstreamCall is the lifetime of one upstream request. Its context is
 // detached from the client's: the client leaving cancels it only until a
 // stream starts (follow), after which the stream's drain decides; the
-// relay's EndStreams cancels it at any time (shutdown).
+// relay's EndStreams cancels it at any time (its parent, detached).
 type upstreamCall struct {
-	cancel   context.CancelFunc
-	follow   func() bool // stops cancelling when the client leaves
-	shutdown func() bool
+	cancel context.CancelFunc
+	follow func() bool // stops cancelling when the client leaves
+	// parent is the request context's parent: kept here, it costs the
+	// call no allocation.
+	parent detached
 	// body is the answer's body under its idle bound (boundBody), once
 	// the answer came: kept here, it costs the call no allocation.
 	body idleBody
@@ -23,13 +25,36 @@ type upstreamCall struct {
 // ending the previous attempt's.
 func (c *call) upstreamContext() context.Context {
 	c.endUpstream()
-	ctx, cancel := context.WithCancel(context.WithoutCancel(c.r.Context()))
-	c.up = &upstreamCall{
-		cancel:   cancel,
-		follow:   context.AfterFunc(c.r.Context(), cancel),
-		shutdown: context.AfterFunc(c.rl.stopping, cancel),
-	}
+	up := &upstreamCall{parent: detached{stopping: c.rl.stopping, values: c.r.Context()}}
+	ctx, cancel := context.WithCancel(&up.parent)
+	up.cancel, up.follow = cancel, context.AfterFunc(c.r.Context(), cancel)
+	c.up = up
 	return ctx
+}
+
+// detached is the client's request context without its cancellation,
+// ended by the relay's stopping (EndStreams) instead: its values are the
+// request's, its Done and Err stopping's. A context made from it is a
+// child of stopping, registered with it directly, as one made from
+// stopping itself would be: no goroutine and no AfterFunc per call.
+type detached struct {
+	stopping context.Context // context.WithCancel(context.Background()): no values
+	values   context.Context
+}
+
+func (d *detached) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (d *detached) Done() <-chan struct{}       { return d.stopping.Done() }
+func (d *detached) Err() error                  { return d.stopping.Err() }
+
+// Value answers the request's values. stopping holds none of its own:
+// what it answers is the key by which context.WithCancel finds the
+// cancellable context its parent derives from, so that key finds
+// stopping (whose Done this is) and every other key the request's.
+func (d *detached) Value(key any) any {
+	if v := d.stopping.Value(key); v != nil {
+		return v
+	}
+	return d.values.Value(key)
 }
 
 // endUpstream cancels the current upstream request, if any; an answer read
@@ -39,7 +64,6 @@ func (c *call) endUpstream() {
 		return
 	}
 	c.up.follow()
-	c.up.shutdown()
 	c.up.cancel()
 	c.up = nil
 }

@@ -65,6 +65,9 @@ type conn struct {
 	br       *bufio.Reader
 	key      string
 	idleFrom time.Time
+	// kill closes the connection when a call's context ends: made once
+	// per connection, not per request.
+	kill func()
 }
 
 // RoundTrip sends req and returns the response; its body reads from the
@@ -111,7 +114,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // the request: the write failed, or the connection ended (EOF, reset)
 // before the first byte of an answer. A timeout is never unsent.
 func (t *Transport) exchange(c *conn, req *http.Request) (resp *http.Response, unsent bool, err error) {
-	stop := context.AfterFunc(req.Context(), func() { c.Close() })
+	stop := context.AfterFunc(req.Context(), c.kill)
 	bw, _ := t.bufs.Get().(*bufio.Writer)
 	if bw == nil {
 		bw = bufio.NewWriterSize(c, 1<<10)
@@ -205,7 +208,9 @@ func (t *Transport) get(req *http.Request, fresh bool) (*conn, bool, error) {
 		}
 		nc = tc
 	}
-	return &conn{Conn: nc, raw: raw, br: bufio.NewReaderSize(nc, 4<<10), key: key}, false, nil
+	c := &conn{Conn: nc, raw: raw, br: bufio.NewReaderSize(nc, 4<<10), key: key}
+	c.kill = func() { c.Close() }
+	return c, false, nil
 }
 
 // put keeps c for reuse, or closes it when the host has enough idle ones.
