@@ -31,7 +31,8 @@ func (rl *Relay) authenticate(r *http.Request) (*keyEntry, int64, error) {
 	case err != nil:
 		return nil, 0, unauthorized(MsgInvalidKey)
 	}
-	e, err := rl.keys.get(r.Context(), token.HashKey(secret))
+	hash := token.HashKeyHex(secret)
+	e, err := rl.keys.get(r.Context(), &hash)
 	if errors.Is(err, errUnknownKey) {
 		return nil, 0, unauthorized(MsgInvalidKey)
 	}

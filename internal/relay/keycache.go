@@ -46,13 +46,18 @@ func newKeyCache(st *store.Store, ttl time.Duration, now func() time.Time) *keyC
 }
 
 // get returns the key with hash, loading it when absent or expired.
-func (c *keyCache) get(ctx context.Context, hash string) (*keyEntry, error) {
+func (c *keyCache) get(ctx context.Context, hash *[64]byte) (*keyEntry, error) {
 	c.mu.RLock()
-	e := c.byHash[hash]
+	e := c.byHash[string(hash[:])] // no allocation: the string only looks the map up
 	c.mu.RUnlock()
 	if e != nil && time.Since(e.loaded) < c.ttl {
 		return e, nil
 	}
+	return c.load(ctx, string(hash[:]))
+}
+
+// load reads the key of hash and its user from the database into the cache.
+func (c *keyCache) load(ctx context.Context, hash string) (*keyEntry, error) {
 	c.mu.RLock()
 	gen := c.gen
 	c.mu.RUnlock()
@@ -74,7 +79,7 @@ func (c *keyCache) get(ctx context.Context, hash string) (*keyEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e = &keyEntry{token: tok, user: u, subs: subs, loaded: time.Now()}
+	e := &keyEntry{token: tok, user: u, subs: subs, loaded: time.Now()}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {

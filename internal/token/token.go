@@ -56,8 +56,24 @@ func GenerateKey() string {
 // A leading "sk-" is ignored, so the full key and the secret that
 // ParseAuthKey returns hash alike.
 func HashKey(key string) string {
-	sum := sha256.Sum256([]byte(strings.TrimPrefix(key, KeyPrefix)))
-	return hex.EncodeToString(sum[:])
+	h := HashKeyHex(key)
+	return string(h[:])
+}
+
+// HashKeyHex is HashKey as an array, which costs no allocation for a
+// secret of up to 128 bytes (the relay's key cache is looked up with it on
+// every call).
+func HashKeyHex(key string) (h [2 * sha256.Size]byte) {
+	secret := strings.TrimPrefix(key, KeyPrefix)
+	var sum [sha256.Size]byte
+	var b [128]byte
+	if len(secret) <= len(b) {
+		sum = sha256.Sum256(append(b[:0], secret...))
+	} else {
+		sum = sha256.Sum256([]byte(secret))
+	}
+	hex.Encode(h[:], sum[:])
+	return h
 }
 
 // maskShown is how many characters of the secret stay visible at each end.

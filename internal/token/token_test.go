@@ -117,3 +117,17 @@ func TestParseAuthKey(t *testing.T) {
 		}
 	}
 }
+
+// HashKeyHex is HashKey's bytes, for secrets on either side of its stack
+// buffer, and costs no allocation for a generated key.
+func TestHashKeyHex(t *testing.T) {
+	for _, k := range []string{"", "abc", "sk-abc", token.GenerateKey(), strings.Repeat("x", 128), strings.Repeat("y", 129), "sk-" + strings.Repeat("z", 300)} {
+		if h := token.HashKeyHex(k); string(h[:]) != token.HashKey(k) {
+			t.Errorf("HashKeyHex(%.20q) = %s, HashKey %s", k, h[:], token.HashKey(k))
+		}
+	}
+	k := token.GenerateKey()
+	if n := testing.AllocsPerRun(100, func() { _ = token.HashKeyHex(k) }); n != 0 {
+		t.Errorf("HashKeyHex allocates %v times, want 0", n)
+	}
+}
