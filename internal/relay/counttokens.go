@@ -67,7 +67,11 @@ func (c *call) countUpstream(u *upstream) (done bool, err error) {
 	body := c.body
 	model := u.upstreamModel(c.meta.model)
 	if model != c.bodyModel {
-		if body, err = withFields(body, map[string]any{"model": model}); err != nil {
+		m, err := json.Marshal(model)
+		if err != nil {
+			return true, err
+		}
+		if body, err = withFields(body, []bodyField{{"model", m}}); err != nil {
 			return true, badRequest(MsgInvalidJSON)
 		}
 	}

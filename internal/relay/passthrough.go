@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,19 +35,29 @@ func (c *attempt) passthroughOpenAI(u *upstream) error {
 		contentType = "application/json"
 	}
 	model := u.upstreamModel(c.meta.model)
-	set := map[string]any{}
+	var fields [3]bodyField
+	var limit [20]byte
+	n := 0 // fields are set by index: an append could move limit to the heap
 	if model != c.bodyModel {
-		set["model"] = model
+		m, err := json.Marshal(model)
+		if err != nil {
+			return err
+		}
+		fields[n] = bodyField{"model", m}
+		n++
 	}
 	if c.meta.stream && c.ep.usage == usageChat && !c.meta.includeUsage {
-		set["stream_options"] = map[string]bool{"include_usage": true}
+		fields[n] = bodyField{"stream_options", includeUsage}
+		n++
 	}
 	// A hold that covers the model's whole output needs no limit here: the
 	// OpenAI API needs none, and the body stays as the client sent it.
 	if c.charge.CompletionLimit > 0 && !c.charge.Covered {
-		set[c.completionField(body, u.takesCompletionTokens(model))] = c.charge.CompletionLimit
+		fields[n] = bodyField{c.completionField(body, u.takesCompletionTokens(model)),
+			strconv.AppendInt(limit[:0], c.charge.CompletionLimit, 10)}
+		n++
 	}
-	if len(set) > 0 {
+	if set := fields[:n]; len(set) > 0 {
 		// The common cases, asking a stream for its usage and limiting the
 		// completion, need no decode (withFields).
 		var err error

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -187,15 +188,23 @@ func (c *attempt) streamUsage(u openai.Usage, text string, final bool) {
 // channel in its own dialect, reading usage from message_start and
 // message_delta on the way.
 func (c *attempt) passthroughAnthropic(u *upstream) error {
-	body, set := c.body, map[string]any{}
+	var fields [2]bodyField
+	var limit [20]byte
+	body, n := c.body, 0 // set by index: an append could move limit to the heap
 	model := u.upstreamModel(c.meta.model)
 	if model != c.bodyModel {
-		set["model"] = model
+		m, err := json.Marshal(model)
+		if err != nil {
+			return err
+		}
+		fields[n] = bodyField{"model", m}
+		n++
 	}
 	if c.charge.CompletionLimit > 0 {
-		set["max_tokens"] = c.charge.CompletionLimit
+		fields[n] = bodyField{"max_tokens", strconv.AppendInt(limit[:0], c.charge.CompletionLimit, 10)}
+		n++
 	}
-	if len(set) > 0 {
+	if set := fields[:n]; len(set) > 0 {
 		var err error
 		if body, err = withFields(body, set); err != nil {
 			return badRequest(MsgInvalidJSON)

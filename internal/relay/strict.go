@@ -3,7 +3,7 @@ package relay
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
+	"strings"
 )
 
 // Strict billing (docs/architecture.md, Money; docs/decisions/relay-billing.md):
@@ -118,29 +118,70 @@ func (c *call) completionField(body []byte, reasoning bool) string {
 	return "max_tokens"
 }
 
-// withFields returns body with top-level fields set. When none of them is
-// in the body yet they are put first without decoding it (the common case:
-// a stream's usage request, a completion limit), else the body is
-// re-encoded.
-func withFields(body []byte, set map[string]any) ([]byte, error) {
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		if bytes.Contains(body, []byte(`"`+k+`"`)) {
-			return rewriteJSON(body, set)
-		}
-		keys = append(keys, k)
+// bodyField is a top-level field withFields sets: its name and its
+// value's JSON.
+type bodyField struct {
+	name  string
+	value []byte
+}
+
+// includeUsage is stream_options asking a stream for its usage.
+var includeUsage = []byte(`{"include_usage":true}`)
+
+// withFields returns body with top-level fields set (at most 8). When none
+// of them is in the body yet they are put first, in the order of their
+// names, without decoding it (the common case: a stream's usage request, a
+// completion limit), else the body is re-encoded. set is only read: its
+// values may live on the caller's stack.
+func withFields(body []byte, set []bodyField) ([]byte, error) {
+	var order [8]int
+	if len(set) > len(order) {
+		panic("relay: withFields sets at most 8 fields")
 	}
-	slices.Sort(keys)
-	var fields []byte // "k1":v1,"k2":v2, injected in one copy of the body
-	for i, k := range keys {
-		v, err := json.Marshal(set[k])
-		if err != nil {
-			return nil, err
+	size := len(body) + len(set)
+	for i, f := range set {
+		if hasName(body, f.name) {
+			m := make(map[string]any, len(set))
+			for _, f := range set {
+				m[strings.Clone(f.name)] = json.RawMessage(bytes.Clone(f.value))
+			}
+			return rewriteJSON(body, m)
 		}
-		if i > 0 {
-			fields = append(fields, ',')
+		size += len(f.name) + 3 + len(f.value)
+		j := i // insertion sort of the names, for the order of the fields
+		for ; j > 0 && set[order[j-1]].name > f.name; j-- {
+			order[j] = order[j-1]
 		}
-		fields = append(append(append(append(fields, '"'), k...), `":`...), v...)
+		order[j] = i
 	}
-	return injectField(body, string(fields)), nil
+	i := bytes.IndexByte(body, '{')
+	rest := bytes.TrimLeft(body[i+1:], " \t\r\n")
+	out := make([]byte, 0, size)
+	out = append(out, body[:i+1]...)
+	for k, j := range order[:len(set)] {
+		if k > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(append(out, '"'), set[j].name...), `":`...), set[j].value...)
+	}
+	if len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, body[i+1:]...), nil
+}
+
+// hasName reports whether body holds name in quotes, as
+// bytes.Contains(body, `"name"`) without building that text.
+func hasName(body []byte, name string) bool {
+	for off := 0; ; {
+		i := bytes.Index(body[off:], []byte(name))
+		if i < 0 {
+			return false
+		}
+		i += off
+		if i > 0 && i+len(name) < len(body) && body[i-1] == '"' && body[i+len(name)] == '"' {
+			return true
+		}
+		off = i + 1
+	}
 }
