@@ -1,7 +1,7 @@
 # One column of docs/performance.md's "Fleet mode (database server)" table
 # from a cmd/bench JSON report: jq -r -f cmd/bench/fleet-column.jq bench-results.json
 # Each line is one row of the table, its values at each -c concurrency
-# (c=1 / 16 / 64 with the defaults).
+# (c=1 / 32 / 64 with the defaults; 1 / 16 / 64 before 2026-11-27).
 def chat(t): [.summary[] | select(.target == t and .scenario == "chat")];
 def check(n): [.checks[] | select(.name == n) | .value];
 def r(x; d): if x == null then "-" else (x * d | round / d | tostring) end;

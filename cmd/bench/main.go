@@ -59,7 +59,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "internal: listen address of -mode")
 	upstream := flag.String("target", "", "internal: upstream of -mode=proxy")
 	quick := flag.Bool("quick", false, "short run (1 round of 1 s per target and scenario), about 30 s")
-	conc := flag.String("c", "1,16,64", "comma-separated concurrencies of the chat load")
+	conc := flag.String("c", "1,32,64", "comma-separated concurrencies of the chat load")
 	streamConc := flag.Int("stream-c", 16, "concurrency of the streaming load")
 	dur := flag.Duration("d", 3*time.Second, "duration of one target's load in one round (-quick: 1s)")
 	rounds := flag.Int("rounds", 3, "rounds; each measures every target once per scenario (-quick: 1)")
@@ -129,7 +129,7 @@ func main() {
 	}
 }
 
-// parseConcurrency reads "1,16,64".
+// parseConcurrency reads "1,32,64".
 func parseConcurrency(s string) ([]int, error) {
 	var cs []int
 	for _, f := range strings.Split(s, ",") {
