@@ -178,7 +178,10 @@ const maxPooledBody = 1 << 20
 
 func (rl *Relay) getBody() []byte {
 	if p, ok := rl.bodies.pool.Get().(*[]byte); ok {
-		return (*p)[:0]
+		b := (*p)[:0]
+		*p = nil
+		rl.bodies.boxes.Put(p)
+		return b
 	}
 	return make([]byte, 0, 4096)
 }
@@ -188,5 +191,10 @@ func (rl *Relay) putBody(b []byte) {
 	if b == nil || cap(b) > maxPooledBody {
 		return
 	}
-	rl.bodies.pool.Put(&b)
+	p, _ := rl.bodies.boxes.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	*p = b
+	rl.bodies.pool.Put(p)
 }

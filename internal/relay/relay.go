@@ -74,6 +74,7 @@ type Relay struct {
 	tokens  tokencount.Counter
 	bodies  struct {
 		pool   sync.Pool // *[]byte request buffers
+		boxes  sync.Pool // empty *[]byte, for putBody: a Put costs no allocation
 		budget bodyBudget
 	}
 
