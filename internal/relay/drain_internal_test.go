@@ -23,7 +23,7 @@ func TestDetachedParent(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("the client leaving ended the detached context")
 	}
-	if n := testing.AllocsPerRun(100, func() {
+	if n := leastAllocs(100, func() {
 		_, c := context.WithCancel(d)
 		c()
 	}); n > 2 {
