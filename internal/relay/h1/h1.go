@@ -28,6 +28,10 @@ import (
 // TLSHandshakeTimeout does for the fallback transport.
 const handshakeTimeout = 10 * time.Second
 
+// recentIdle is how long a connection may have been idle and still be
+// reused without asking the kernel whether the upstream closed it.
+const recentIdle = 100 * time.Millisecond
+
 // Transport is an http.RoundTripper. The zero value is not usable; use New.
 type Transport struct {
 	// MaxIdlePerHost bounds the idle connections kept per host.
@@ -181,15 +185,45 @@ func (t *Transport) get(req *http.Request, fresh bool) (*conn, bool, error) {
 		t.mu.Unlock()
 		// Upstreams close idle connections on their own schedule (Node,
 		// uvicorn and vLLM after 5 s, nginx after 60-75 s): check before
-		// reuse rather than guess their timeout.
-		if time.Since(c.idleFrom) < t.IdleTimeout && c.br.Buffered() == 0 && !closedByPeer(c.raw) {
+		// reuse rather than guess their timeout. The check is a system
+		// call; a connection idle for less than recentIdle is taken
+		// without it (under load that is nearly every call): no upstream
+		// times out that fast, and one the upstream closed anyway (after
+		// its answer, unannounced) fails before any answer and is sent
+		// again on a fresh connection below, as one whose close raced the
+		// write always is.
+		idle := time.Since(c.idleFrom)
+		if idle < t.IdleTimeout && c.br.Buffered() == 0 && (idle < recentIdle || !closedByPeer(c.raw)) {
 			return c, true, nil
 		}
 		c.Close()
 	}
+	// The dial and the TLS handshake run on a goroutine of their own,
+	// which the caller waits for: they are the deepest calls a request
+	// makes (the resolver, crypto/tls), and on the caller's goroutine they
+	// would grow the stack of the client's request (an open stream's
+	// goroutine) from 8 KiB to 16 or 32 for as long as the stream lasts
+	// (docs/performance.md, "A stream's stack"). Both honour the request's
+	// context, so waiting is as long as they are.
+	dialed := make(chan dialResult, 1)
+	go func() {
+		c, err := t.dial(req, key)
+		dialed <- dialResult{c, err}
+	}()
+	r := <-dialed
+	return r.c, false, r.err
+}
+
+type dialResult struct {
+	c   *conn
+	err error
+}
+
+// dial opens a new connection to req's host (TLS for https).
+func (t *Transport) dial(req *http.Request, key string) (*conn, error) {
 	nc, err := t.dialer.DialContext(req.Context(), "tcp", canonicalAddr(req))
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	raw := nc
 	if req.URL.Scheme == "https" {
@@ -204,13 +238,13 @@ func (t *Transport) get(req *http.Request, fresh bool) (*conn, bool, error) {
 		cancel()
 		if err != nil {
 			nc.Close()
-			return nil, false, err
+			return nil, err
 		}
 		nc = tc
 	}
 	c := &conn{Conn: nc, raw: raw, br: bufio.NewReaderSize(nc, 4<<10), key: key}
 	c.kill = func() { c.Close() }
-	return c, false, nil
+	return c, nil
 }
 
 // put keeps c for reuse, or closes it when the host has enough idle ones.

@@ -35,7 +35,10 @@ type fakeUpstream struct {
 	// unread: a keep-alive close racing the client's write, which no check
 	// before the write can see.
 	oncePerConn bool
-	done        chan struct{}
+	// closeAfterAnswer closes each connection right after its first
+	// answer, unannounced (no Connection: close).
+	closeAfterAnswer bool
+	done             chan struct{}
 
 	mu    sync.Mutex
 	calls map[string]int
@@ -98,6 +101,10 @@ func (f *fakeUpstream) serve(nc net.Conn) {
 			return
 		}
 		io.WriteString(nc, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		if f.closeAfterAnswer {
+			f.endIdle(nc)
+			return
+		}
 	}
 }
 
@@ -244,6 +251,36 @@ func TestCloseRacingTheWriteIsRetriedOnAFreshConnection(t *testing.T) {
 		if n := f.received(id); n != 1 {
 			t.Errorf("call %s reached the upstream %d times, want 1", id, n)
 		}
+	}
+}
+
+// An upstream that ends every connection right after its answer, without
+// announcing it: the next call takes the connection back at once, within
+// recentIdle, so without the stale check, and finds it closed (FIN),
+// half-closed or reset before any answer. Every call succeeds on a fresh
+// connection and reaches the upstream once.
+func TestConnectionClosedRightAfterItsAnswerIsRetried(t *testing.T) {
+	for _, end := range []struct {
+		name string
+		end  idleEnd
+	}{{"close", idleClose}, {"half-close", idleHalfClose}, {"reset", idleReset}} {
+		t.Run(end.name, func(t *testing.T) {
+			f := newFakeUpstream(t, end.end, false)
+			f.closeAfterAnswer = true
+			tr := New(nil)
+			for i := range 20 {
+				id := fmt.Sprint("call-", i)
+				if err := call(tr, f.url, id); err != nil {
+					t.Fatalf("call %s: %v", id, err)
+				}
+				if n := f.received(id); n != 1 {
+					t.Fatalf("call %s reached the upstream %d times, want 1", id, n)
+				}
+			}
+			if n := f.conns.Load(); n < 20 {
+				t.Fatalf("%d connections for 20 calls: a closed one carried a call", n)
+			}
+		})
 	}
 }
 
