@@ -91,7 +91,7 @@ func (rl *Relay) testUpstream(ctx context.Context, u *upstream, key, model strin
 	// reachable now, not whether a pooled connection is still open.
 	httpReq.Close = true
 	start := time.Now()
-	resp, err := rl.client.Do(httpReq)
+	resp, err := rl.roundTrip(httpReq)
 	if err != nil {
 		return channel.TestResult{Elapsed: time.Since(start), Detail: scrub(err.Error(), key)}, nil
 	}

@@ -68,7 +68,6 @@ type Deps struct {
 // Relay is the /v1 handler.
 type Relay struct {
 	Deps
-	client  *http.Client
 	keys    *keyCache
 	catalog *catalog
 	tokens  tokencount.Counter
@@ -129,7 +128,6 @@ func New(ctx context.Context, d Deps) (*Relay, error) {
 	}
 	rl := &Relay{
 		Deps:     d,
-		client:   &http.Client{Transport: d.Transport, CheckRedirect: noRedirects},
 		keys:     newKeyCache(d.Store, d.ReloadEvery, d.Now),
 		cooldown: map[coolKey]time.Time{},
 		balance:  billing.Balance{Ledger: d.Ledger, Log: d.Log},
@@ -209,6 +207,3 @@ func newTransport() *http.Transport {
 		ForceAttemptHTTP2: true,
 	}
 }
-
-// noRedirects keeps channel keys from following a redirect to another host.
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
