@@ -291,10 +291,17 @@ func (c *call) admit() error {
 
 // describe is the call's description for billing (docs/architecture.md,
 // Money: who pays) when it is served as model.
-func (c *call) describe(model string) billing.Call {
+//
+// It fills *bill rather than returning the struct: a returned billing.Call
+// is a temporary in the caller's frame per call site, and payers' frame is
+// on the path of every call's deepest stack (docs/performance.md, "A
+// stream's stack").
+//
+//go:noinline
+func (c *call) describe(model string, bill *billing.Call) {
 	opts := c.rl.Options.Current()
 	price := c.snap.prices[model]
-	return billing.Call{
+	*bill = billing.Call{
 		UserID: c.key.user.ID, TokenID: c.key.token.ID, TokenLimited: !c.key.token.UnlimitedQuota,
 		Price: price, Discount: pricing.Discount(c.snap.groupPrices, c.key.user.Group, model),
 		PromptBound: c.promptBound(), MaxTokens: c.meta.maxTokens, Choices: c.meta.choices,
@@ -383,7 +390,8 @@ type attempt struct {
 // It returns the answer of the attempt that answered the client (none
 // when no attempt did) with the call's error.
 func (c *call) forward() (answer, error) {
-	tried := map[int64]bool{}
+	var triedBuf [4]int64
+	tried := channelSet(triedBuf[:0])
 	attempts := 1 + int(c.rl.Options.Current().RetryTimes)
 	var last error
 	for n := 0; n < attempts; {
@@ -399,7 +407,7 @@ func (c *call) forward() (answer, error) {
 			// The key is retired, not the channel: its next key is tried,
 			// which costs no attempt (there are finitely many keys).
 		} else {
-			tried[u.ID] = true
+			tried = append(tried, u.ID)
 			n++
 		}
 		c.recordOutcome(u, &a.answer, err)
@@ -439,21 +447,28 @@ func (c *call) logFailure(u *upstream, fail *upstreamFailure) {
 	c.rl.Log.Warn("upstream failed", attrs...)
 }
 
+// channelSet is the channels a call tried: a handful at most (one per
+// attempt), so a slice scanned beats a map, and is not a map literal in
+// forward's frame (docs/performance.md, "A stream's stack").
+type channelSet []int64
+
+func (s channelSet) has(id int64) bool { return slices.Contains(s, id) }
+
 // choose picks the next channel: the pinned one (once), or by priority and
 // weight among the candidates not tried, not cooling down, able to speak
 // this endpoint and whose breaker for the model is closed; those on which
 // the caller alone cools down only when no other is left. A pin ignores
 // cooldowns and breakers: an admin probing a channel wants it called.
-func (c *call) choose(tried map[int64]bool) *upstream {
+func (c *call) choose(tried channelSet) *upstream {
 	if c.pinned != 0 {
 		u := c.snap.channels[c.pinned]
-		if u == nil || tried[u.ID] || !c.serves(u) {
+		if u == nil || tried.has(u.ID) || !c.serves(u) {
 			return nil
 		}
 		return u
 	}
 	skip := func(u *upstream) bool {
-		return tried[u.ID] || !c.serves(u) || c.rl.coolingDown(u) || c.rl.tripped(u, c.meta.model)
+		return tried.has(u.ID) || !c.serves(u) || c.rl.coolingDown(u) || c.rl.tripped(u, c.meta.model)
 	}
 	// A channel on which this caller's own failures cooled it down comes
 	// last (breakers.go, callerCooling).

@@ -44,6 +44,7 @@ func (c *attempt) convertChat(u *upstream) error {
 			resp.Body.Close() // not a stream: nothing was sent to the client yet
 			return unreadableAnswer("stream answered as " + resp.Header.Get("Content-Type"))
 		}
+		c.beginStream(nil)
 		return c.convertStream(u, resp)
 	}
 	return c.convertJSON(u, resp)

@@ -83,6 +83,7 @@ func (c *attempt) passthroughOpenAI(u *upstream) error {
 	}
 	c.channel = u
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		c.beginStream(resp.Header)
 		return c.streamOpenAI(resp)
 	}
 	return c.copyJSON(resp)
@@ -158,7 +159,38 @@ func readAnswer(buf []byte, resp *http.Response) ([]byte, error) {
 	}
 }
 
-// streamOpenAI relays SSE event by event, flushing each. The usage chunk
+// beginStream answers 200 with a stream's headers (the upstream's, when
+// given, then the event-stream ones) and sends them at once.
+//
+// The send runs on a goroutine of its own, which the call waits for:
+// net/http writes the headers in chunkWriter.writeHeader, a 2.8 KB frame
+// whose callees (sorting the headers, formatting Date) take 1 KB more, on
+// top of the 4 KB of frames from the connection's serve loop down to here.
+// On the call's goroutine that grows its stack from 8 KiB to 16 KiB, and a
+// goroutine's stack does not shrink while the stream is open: 8 KiB more
+// per open stream, a third of what a stream costs the gateway
+// (docs/performance.md, "A stream's stack"). The hand-off is sequential,
+// as net/http allows: the call does nothing with the writer meanwhile.
+func (c *attempt) beginStream(upstream http.Header) {
+	h := c.w.Header()
+	if upstream != nil {
+		c.copyHeaders(upstream)
+	} else {
+		h.Set("Content-Type", "text/event-stream")
+	}
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	c.w.WriteHeader(http.StatusOK)
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		http.NewResponseController(c.w).Flush()
+	}()
+	<-sent
+}
+
+// streamOpenAI relays SSE event by event, flushing each; beginStream has
+// sent the headers. The usage chunk
 // the relay asked for on the client's behalf is not shown to a client that
 // did not ask for it. A broken upstream stream is reported in the stream
 // and never closed with [DONE]. After the client leaves, the upstream is
@@ -168,13 +200,7 @@ func (c *attempt) streamOpenAI(resp *http.Response) error {
 	defer resp.Body.Close()
 	d := c.drainOnLeave()
 	defer d.end()
-	h := c.w.Header()
-	c.copyHeaders(resp.Header)
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	c.w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(c.w)
-	rc.Flush()
 
 	seen := getSeen() // event data, for counting tokens when no usage comes
 	defer putSeen(seen)

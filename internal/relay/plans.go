@@ -128,7 +128,7 @@ func (c *call) payers(p *payment) (string, routing, error) {
 		}
 		rt, err := c.route(model)
 		if err == nil {
-			p.bill = c.describe(model)
+			c.describe(model, &p.bill)
 			p.bill.SubscriptionID, p.bill.PlanID = s.id, s.planID
 			p.bill.Rule = s.plan.Limits[model].Counted(s.plan.Tokens)
 			if p.charge, err = c.reserve(c.rl.plans, &p.bill); err == nil {
@@ -150,7 +150,7 @@ func (c *call) payers(p *payment) (string, routing, error) {
 	}
 	rt, err := c.route(requested)
 	if err == nil {
-		p.bill = c.describe(requested)
+		c.describe(requested, &p.bill)
 		p.charge, err = c.reserve(&c.rl.balance, &p.bill)
 	}
 	if err != nil && refusal != nil {

@@ -31,23 +31,17 @@ func (c *attempt) dispatch(u *upstream) error {
 	return c.passthroughOpenAI(u)
 }
 
-// convertStream relays a converted stream chunk by chunk. On a proper end
-// the OpenAI ingress gets the usage chunk (when asked for) and [DONE]; a
-// broken stream gets an error event and no [DONE]. After the client
-// leaves, the upstream is read on (streamDrain) until its final usage
-// arrives or the grace ends.
+// convertStream relays a converted stream chunk by chunk; beginStream has
+// sent the headers. On a proper end the OpenAI ingress gets the usage
+// chunk (when asked for) and [DONE]; a broken stream gets an error event
+// and no [DONE]. After the client leaves, the upstream is read on
+// (streamDrain) until its final usage arrives or the grace ends.
 func (c *attempt) convertStream(u *upstream, resp *http.Response) error {
 	defer resp.Body.Close()
 	d := c.drainOnLeave()
 	defer d.end()
 	src := newChunkSource(u.dialect, resp.Body, c.meta.model, c.requestID)
-	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	c.w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(c.w)
-	rc.Flush()
 
 	var text strings.Builder // for local counting when no usage comes
 	var msgs *anthropic.MessagesStream
