@@ -133,6 +133,7 @@ func TestClusterResync(t *testing.T) {
 	if _, err := a.App.Replica.PruneEvents(ctx, 1<<62, future, future); err != nil {
 		t.Fatal(err)
 	}
+	prunedPushesEnded(t, rootA, 2)
 	b.Resume()
 	// Node 2 can never catch up on node 1 now: the check says so rather
 	// than call the missing rows a difference.
@@ -284,12 +285,17 @@ func TestClusterResyncOwnEventsGone(t *testing.T) {
 	rootA, rootB := a.Root(), b.Root()
 	_, alice := a.NewUser("alice", user.RoleUser)
 	apptest.Eventually(t, "alice on node 2", func() bool { _, ok := userOn(t, rootB, alice); return ok })
+	// Node 1 acknowledges a change of node 2's first: node 2's cursor for
+	// node 1 is set, so the prune below makes node 1 need a resync there.
+	rootB.OK("POST", "/api/model_price/", map[string]any{"model_name": "m-own-gone", "input_price": 1, "output_price": 2})
+	apptest.Eventually(t, "node 1 acknowledged node 2's price", func() bool { return replicationOf(t, rootB, 1).AckedSeq != 0 })
 	a.Pause()
 	rootB.OK("POST", "/api/topup", map[string]any{"user_id": alice, "quota": 300})
 	future := time.Now().Add(time.Hour).Unix()
 	if _, err := b.App.Replica.PruneEvents(context.Background(), 1<<62, future, future); err != nil {
 		t.Fatal(err)
 	}
+	prunedPushesEnded(t, rootB, 1)
 	a.Resume()
 	path := apptest.Path("/api/cluster_node/%d/resync", nodeRecordID(t, rootB, 1))
 	rootB.Fail("POST", path, map[string]any{"token": a.JoinToken(2)}, 200, api.MsgResyncOwnPruned)
@@ -341,4 +347,18 @@ func TestClusterConsistencyWithoutLogs(t *testing.T) {
 	if !rep.Consistent || slices.ContainsFunc(rep.Peers[0].Tables, func(tb consistency.Table) bool { return tb.Table == "logs" }) {
 		t.Fatalf("logs off: %+v", rep)
 	}
+}
+
+// prunedPushesEnded waits until root's node shows peer nodeID as needing a
+// resync after a test pruned its whole outbox while the peer was paused.
+// Only a push round that read the outbox after the prune says so, and a
+// node runs one round per peer at a time: no round that read the pruned
+// events before the prune is still in flight, to deliver them once the
+// peer resumes (which happened on a loaded machine: the peer then held
+// the events the test meant it to miss).
+func prunedPushesEnded(t *testing.T, root *apptest.Client, nodeID int) {
+	t.Helper()
+	apptest.Eventually(t, fmt.Sprintf("node %d shown as needing a resync after the prune", nodeID), func() bool {
+		return replicationOf(t, root, nodeID).State == "needs_resync"
+	})
 }
