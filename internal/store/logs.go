@@ -79,14 +79,32 @@ func logValues(args []any, l *Log) []any {
 // settlement's transaction; GORM's batch create spent more CPU reflecting
 // on the struct than the gateway spent on the rest of the settlement, and
 // a multi-row INSERT binds 26 arguments per row (docs/performance.md).
+//
+// On SQLite the INSERT is OR FAIL: a multi-row statement inside a larger
+// transaction otherwise keeps a statement journal, the pages it changes
+// copied so that a constraint failure could undo this statement alone, and
+// past 64 KiB SQLite spills that journal to a temporary file it creates,
+// writes and deletes on every commit (docs/performance.md, "The log
+// insert's statement journal"). Nothing here needs the statement undone
+// alone: an error from this INSERT fails the whole transaction, which is
+// rolled back (billing then commits the batch's settlements one by one).
 func (tx *Tx) insertLogRows(rows []Log) error {
-	if tx.s.dialect == Postgres {
+	switch tx.s.dialect {
+	case Postgres:
 		_, err := tx.execDirect(insertLogArrays, logArrays(rows)...)
 		return err
+	case SQLite:
+		return tx.execRows(insertLogsOrFail, logColumnCount, len(rows),
+			func(args []any, i int) []any { return logValues(args, &rows[i]) })
 	}
-	return tx.execRows("INSERT INTO logs ("+logColumns+") VALUES ", logColumnCount, len(rows),
+	return tx.execRows(insertLogs, logColumnCount, len(rows),
 		func(args []any, i int) []any { return logValues(args, &rows[i]) })
 }
+
+const (
+	insertLogs       = "INSERT INTO logs (" + logColumns + ") VALUES "
+	insertLogsOrFail = "INSERT OR FAIL INTO logs (" + logColumns + ") VALUES "
+)
 
 // insertLogArrays inserts the rows of logArrays' column arrays; each
 // argument is cast to its array's type, which the column takes by

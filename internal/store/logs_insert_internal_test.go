@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelgate/modelgate/internal/store/storetest"
@@ -48,6 +49,47 @@ func TestInsertLogRowsWritesEveryField(t *testing.T) {
 			want.ID = got[0].ID
 			if !reflect.DeepEqual(got[0], want) {
 				t.Fatalf("read back\n%+v\nwant\n%+v", got[0], want)
+			}
+		})
+	}
+}
+
+// A log INSERT that fails on a later row leaves none of its rows: on SQLite
+// the statement is OR FAIL (no statement journal), so the rows before the
+// failing one are undone by the transaction's rollback, on every engine.
+func TestFailedLogInsertLeavesNoRow(t *testing.T) {
+	for _, eng := range storetest.Engines() {
+		t.Run(eng.Name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(ctx, Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "l.db")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.InsertBatch(ctx, []Log{{UserID: 1, Type: LogConsume, RequestID: "kept"}}); err != nil {
+				t.Fatal(err)
+			}
+			var kept Log
+			if err := s.db.Where("request_id = ?", "kept").First(&kept).Error; err != nil {
+				t.Fatal(err)
+			}
+			// Many rows (a multi-row statement that touches many pages),
+			// the last one colliding with the kept log's id.
+			rows := make([]Log, 60)
+			for i := range rows {
+				rows[i] = Log{ID: kept.ID + int64(i+1)*idStride, UserID: 2, CreatedAt: 1, Type: LogConsume, RequestID: "lost", Content: strings.Repeat("x", 500)}
+			}
+			rows[len(rows)-1].ID = kept.ID
+			err = s.write(ctx, "insert logs", func(tx *Tx) error { return tx.insertLogRows(rows) })
+			if err == nil {
+				t.Fatal("a log insert with a duplicate id succeeded")
+			}
+			var n int64
+			if err := s.db.Model(&Log{}).Count(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 {
+				t.Fatalf("%d logs after the failed insert, want only the kept one", n)
 			}
 		})
 	}
