@@ -84,8 +84,8 @@ func logValues(args []any, l *Log) []any {
 // transaction otherwise keeps a statement journal, the pages it changes
 // copied so that a constraint failure could undo this statement alone, and
 // past 64 KiB SQLite spills that journal to a temporary file it creates,
-// writes and deletes on every commit (docs/performance.md, "The log
-// insert's statement journal"). Nothing here needs the statement undone
+// writes and deletes on every commit (docs/performance.md, "Fourth round:
+// the log insert's statement journal"). Nothing here needs the statement undone
 // alone: an error from this INSERT fails the whole transaction, which is
 // rolled back (billing then commits the batch's settlements one by one).
 func (tx *Tx) insertLogRows(rows []Log) error {
