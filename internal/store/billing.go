@@ -143,7 +143,7 @@ func (tx *Tx) settle(ops []SettleOp) error {
 	tokens := map[int64]*accountDelta{}
 	limited := map[int64]bool{}
 	channels := map[int64]int64{}
-	var logs []Log
+	logs := make([]Log, 0, len(ops)) // a log per call as a rule: no regrowth per batch
 	for _, op := range ops {
 		add(users, op.UserID, op.Held-op.Cost, op.Cost, op.Log != nil)
 		if op.TokenID != 0 {
