@@ -2,12 +2,9 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/modelgate/modelgate/internal/store/storetest"
 )
 
 // The hand-written log INSERT writes every field of Log: a field added to
@@ -19,78 +16,62 @@ func TestInsertLogRowsWritesEveryField(t *testing.T) {
 	if n := len(logArrays(nil)); n != logColumnCount {
 		t.Fatalf("logArrays gives %d columns, the log INSERT writes %d", n, logColumnCount)
 	}
-	for _, eng := range storetest.Engines() {
-		t.Run(eng.Name, func(t *testing.T) {
-			ctx := context.Background()
-			s, err := Open(ctx, Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "l.db")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			// Every field distinct and non-zero, so a swapped or missing
-			// column shows.
-			want := Log{UserID: 2, CreatedAt: 3, Type: LogConsume, Content: "content", Username: "user", TokenName: "key",
-				TokenID: 4, ModelName: "model", Group: "group", Quota: 5, PromptTokens: 6, CompletionTokens: 7,
-				CachedTokens: 8, CacheWriteTokens: 9, CacheWrite1hTokens: 10, ChannelID: 11, RequestID: "request",
-				ElapsedTime: 12, IsStream: true, BillingSource: 1, PlanID: 13, SessionKey: "session", Status: 14,
-				ErrorCode: "code", UpstreamMessage: "message"}
-			rows := []Log{want, want}
-			rows[1].RequestID = "second"
-			if err := s.InsertBatch(ctx, rows); err != nil {
-				t.Fatal(err)
-			}
-			var got []Log
-			if err := s.db.Order("id").Find(&got).Error; err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != 2 || got[0].ID == 0 || got[1].RequestID != "second" {
-				t.Fatalf("read back %+v", got)
-			}
-			want.ID = got[0].ID
-			if !reflect.DeepEqual(got[0], want) {
-				t.Fatalf("read back\n%+v\nwant\n%+v", got[0], want)
-			}
-		})
-	}
+	onEachEngine(t, func(t *testing.T, ctx context.Context, s *Store) {
+		// Every field distinct and non-zero, so a swapped or missing
+		// column shows.
+		want := Log{UserID: 2, CreatedAt: 3, Type: LogConsume, Content: "content", Username: "user", TokenName: "key",
+			TokenID: 4, ModelName: "model", Group: "group", Quota: 5, PromptTokens: 6, CompletionTokens: 7,
+			CachedTokens: 8, CacheWriteTokens: 9, CacheWrite1hTokens: 10, ChannelID: 11, RequestID: "request",
+			ElapsedTime: 12, IsStream: true, BillingSource: 1, PlanID: 13, SessionKey: "session", Status: 14,
+			ErrorCode: "code", UpstreamMessage: "message"}
+		rows := []Log{want, want}
+		rows[1].RequestID = "second"
+		if err := s.InsertBatch(ctx, rows); err != nil {
+			t.Fatal(err)
+		}
+		var got []Log
+		if err := s.db.Order("id").Find(&got).Error; err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got[0].ID == 0 || got[1].RequestID != "second" {
+			t.Fatalf("read back %+v", got)
+		}
+		want.ID = got[0].ID
+		if !reflect.DeepEqual(got[0], want) {
+			t.Fatalf("read back\n%+v\nwant\n%+v", got[0], want)
+		}
+	})
 }
 
 // A log INSERT that fails on a later row leaves none of its rows: on SQLite
 // the statement is OR FAIL (no statement journal), so the rows before the
 // failing one are undone by the transaction's rollback, on every engine.
 func TestFailedLogInsertLeavesNoRow(t *testing.T) {
-	for _, eng := range storetest.Engines() {
-		t.Run(eng.Name, func(t *testing.T) {
-			ctx := context.Background()
-			s, err := Open(ctx, Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "l.db")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
-			if err := s.InsertBatch(ctx, []Log{{UserID: 1, Type: LogConsume, RequestID: "kept"}}); err != nil {
-				t.Fatal(err)
-			}
-			var kept Log
-			if err := s.db.Where("request_id = ?", "kept").First(&kept).Error; err != nil {
-				t.Fatal(err)
-			}
-			// Many rows (a multi-row statement that touches many pages),
-			// the last one colliding with the kept log's id.
-			rows := make([]Log, 60)
-			for i := range rows {
-				rows[i] = Log{ID: kept.ID + int64(i+1)*idStride, UserID: 2, CreatedAt: 1, Type: LogConsume, RequestID: "lost", Content: strings.Repeat("x", 500)}
-			}
-			rows[len(rows)-1].ID = kept.ID
-			err = s.write(ctx, "insert logs", func(tx *Tx) error { return tx.insertLogRows(rows) })
-			if err == nil {
-				t.Fatal("a log insert with a duplicate id succeeded")
-			}
-			var n int64
-			if err := s.db.Model(&Log{}).Count(&n).Error; err != nil {
-				t.Fatal(err)
-			}
-			if n != 1 {
-				t.Fatalf("%d logs after the failed insert, want only the kept one", n)
-			}
-		})
-	}
+	onEachEngine(t, func(t *testing.T, ctx context.Context, s *Store) {
+		if err := s.InsertBatch(ctx, []Log{{UserID: 1, Type: LogConsume, RequestID: "kept"}}); err != nil {
+			t.Fatal(err)
+		}
+		var kept Log
+		if err := s.db.Where("request_id = ?", "kept").First(&kept).Error; err != nil {
+			t.Fatal(err)
+		}
+		// Many rows (a multi-row statement that touches many pages),
+		// the last one colliding with the kept log's id.
+		rows := make([]Log, 60)
+		for i := range rows {
+			rows[i] = Log{ID: kept.ID + int64(i+1)*idStride, UserID: 2, CreatedAt: 1, Type: LogConsume, RequestID: "lost", Content: strings.Repeat("x", 500)}
+		}
+		rows[len(rows)-1].ID = kept.ID
+		err := s.write(ctx, "insert logs", func(tx *Tx) error { return tx.insertLogRows(rows) })
+		if err == nil {
+			t.Fatal("a log insert with a duplicate id succeeded")
+		}
+		var n int64
+		if err := s.db.Model(&Log{}).Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Fatalf("%d logs after the failed insert, want only the kept one", n)
+		}
+	})
 }

@@ -8,90 +8,81 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelgate/modelgate/internal/store/storetest"
 	"gorm.io/gorm"
 )
 
 // The seed loader's rollups, summed in memory and written per day, equal
 // the rollups rebuilt from the logs it wrote (0013's and 0020's).
 func TestLogLoaderRollsUpLikeARebuild(t *testing.T) {
-	for _, eng := range storetest.Engines() {
-		t.Run(eng.Name, func(t *testing.T) {
-			ctx := context.Background()
-			s, err := Open(ctx, Options{DSN: eng.FreshDSN(t), SQLitePath: filepath.Join(t.TempDir(), "m.db")})
-			if err != nil {
+	onEachEngine(t, func(t *testing.T, ctx context.Context, s *Store) {
+		l := s.NewLogLoader()
+		for b := range 3 {
+			var rows []Log
+			for i := range 1500 {
+				k := b*1500 + i
+				rows = append(rows, Log{UserID: int64(k%7 + 1), Username: fmt.Sprint("u", k%7), TokenName: fmt.Sprint("k", k%2),
+					CreatedAt: 1_000_000 + int64(k)*60, Type: LogConsume, ModelName: fmt.Sprint("m", k%3), ChannelID: int64(k % 4),
+					Group: fmt.Sprint("g", k%2), Quota: int64(k), PromptTokens: 2, CompletionTokens: 3})
+			}
+			if err := l.Load(ctx, rows); err != nil {
 				t.Fatal(err)
 			}
-			defer s.Close()
-			l := s.NewLogLoader()
-			for b := range 3 {
-				var rows []Log
-				for i := range 1500 {
-					k := b*1500 + i
-					rows = append(rows, Log{UserID: int64(k%7 + 1), Username: fmt.Sprint("u", k%7), TokenName: fmt.Sprint("k", k%2),
-						CreatedAt: 1_000_000 + int64(k)*60, Type: LogConsume, ModelName: fmt.Sprint("m", k%3), ChannelID: int64(k % 4),
-						Group: fmt.Sprint("g", k%2), Quota: int64(k), PromptTokens: 2, CompletionTokens: 3})
-				}
-				if err := l.Load(ctx, rows); err != nil {
+		}
+		if err := l.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tables := []string{"usage_day_models", "usage_day_users"}
+		for _, c := range usageCubes {
+			tables = append(tables, c.table)
+		}
+		read := func() map[string]string {
+			out := map[string]string{}
+			for _, table := range tables {
+				rows, err := s.db.Table(table).Rows()
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			if err := l.Flush(ctx); err != nil {
-				t.Fatal(err)
-			}
-			tables := []string{"usage_day_models", "usage_day_users"}
-			for _, c := range usageCubes {
-				tables = append(tables, c.table)
-			}
-			read := func() map[string]string {
-				out := map[string]string{}
-				for _, table := range tables {
-					rows, err := s.db.Table(table).Rows()
-					if err != nil {
+				cols, _ := rows.Columns()
+				n := 0
+				for rows.Next() {
+					vals := make([]any, len(cols))
+					ptrs := make([]any, len(cols))
+					for i := range vals {
+						ptrs[i] = &vals[i]
+					}
+					if err := rows.Scan(ptrs...); err != nil {
 						t.Fatal(err)
 					}
-					cols, _ := rows.Columns()
-					n := 0
-					for rows.Next() {
-						vals := make([]any, len(cols))
-						ptrs := make([]any, len(cols))
-						for i := range vals {
-							ptrs[i] = &vals[i]
-						}
-						if err := rows.Scan(ptrs...); err != nil {
-							t.Fatal(err)
-						}
-						key := fmt.Sprint(table, vals[:len(vals)-4])
-						if table == "usage_day_users" {
-							key = fmt.Sprint(table, vals[:2])
-						}
-						out[key] = fmt.Sprint(vals)
-						n++
+					key := fmt.Sprint(table, vals[:len(vals)-4])
+					if table == "usage_day_users" {
+						key = fmt.Sprint(table, vals[:2])
 					}
-					rows.Close()
-					if n == 0 {
-						t.Fatalf("%s is empty", table)
-					}
+					out[key] = fmt.Sprint(vals)
+					n++
 				}
-				return out
-			}
-			loaded := read()
-			for _, table := range tables {
-				if err := s.db.Exec("DELETE FROM " + table).Error; err != nil {
-					t.Fatal(err)
+				rows.Close()
+				if n == 0 {
+					t.Fatalf("%s is empty", table)
 				}
 			}
-			if err := rebuildRollups(s.db, 0, 0); err != nil {
+			return out
+		}
+		loaded := read()
+		for _, table := range tables {
+			if err := s.db.Exec("DELETE FROM " + table).Error; err != nil {
 				t.Fatal(err)
 			}
-			if err := rebuildCubes(s.db, usageCubes, 0, 0); err != nil {
-				t.Fatal(err)
-			}
-			if rebuilt := read(); !maps.Equal(loaded, rebuilt) {
-				t.Fatalf("loaded rollups %v\nrebuilt %v", loaded, rebuilt)
-			}
-		})
-	}
+		}
+		if err := rebuildRollups(s.db, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := rebuildCubes(s.db, usageCubes, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if rebuilt := read(); !maps.Equal(loaded, rebuilt) {
+			t.Fatalf("loaded rollups %v\nrebuilt %v", loaded, rebuilt)
+		}
+	})
 }
 
 // The stats' and lists' read transactions take no write lock on SQLite
