@@ -89,22 +89,17 @@ func logValues(args []any, l *Log) []any {
 // alone: an error from this INSERT fails the whole transaction, which is
 // rolled back (billing then commits the batch's settlements one by one).
 func (tx *Tx) insertLogRows(rows []Log) error {
-	switch tx.s.dialect {
-	case Postgres:
+	if tx.s.dialect == Postgres {
 		_, err := tx.execDirect(insertLogArrays, logArrays(rows)...)
 		return err
-	case SQLite:
-		return tx.execRows(insertLogsOrFail, logColumnCount, len(rows),
-			func(args []any, i int) []any { return logValues(args, &rows[i]) })
 	}
-	return tx.execRows(insertLogs, logColumnCount, len(rows),
+	head := "INSERT INTO logs (" + logColumns + ") VALUES "
+	if tx.s.dialect == SQLite {
+		head = "INSERT OR FAIL INTO logs (" + logColumns + ") VALUES "
+	}
+	return tx.execRows(head, logColumnCount, len(rows),
 		func(args []any, i int) []any { return logValues(args, &rows[i]) })
 }
-
-const (
-	insertLogs       = "INSERT INTO logs (" + logColumns + ") VALUES "
-	insertLogsOrFail = "INSERT OR FAIL INTO logs (" + logColumns + ") VALUES "
-)
 
 // insertLogArrays inserts the rows of logArrays' column arrays; each
 // argument is cast to its array's type, which the column takes by
