@@ -19,7 +19,7 @@ import (
 // It counts as tiktoken-go's codec does (TestCountsMatchLibrary), which
 // ignores special tokens in Count: "<|endoftext|>" is ordinary text.
 type encoding struct {
-	ranks map[string]uint32
+	ranks *rankTable
 	split *regexp2.Regexp
 }
 
@@ -35,8 +35,8 @@ const (
 // length, then, compressed, a uvarint token count, one length byte per
 // token in rank order, and the tokens' bytes in the same order. It is
 // inflated into one string of that length, and the tokens are slices of
-// it: one allocation for all the map's keys, and no garbage of a growing
-// buffer left in the heap of an idle gateway.
+// it (rankTable): no garbage of a growing buffer left in the heap of an
+// idle gateway, and nothing for the collector to follow.
 func loadEncoding(data []byte, pattern string) (*encoding, error) {
 	size, k := binary.Uvarint(data)
 	if k <= 0 || size > 64<<20 {
@@ -56,18 +56,23 @@ func loadEncoding(data []byte, pattern string) (*encoding, error) {
 		return nil, errors.New("vocabulary: bad token count")
 	}
 	lens, body := raw[k:k+int(n)], raw[k+int(n):]
-	ranks := make(map[string]uint32, n)
+	ranks, err := newRankTable(body, len(lens))
+	if err != nil {
+		return nil, err
+	}
 	off := 0
 	for rank := range len(lens) {
-		l := lens[rank]
-		if off+int(l) > len(body) {
+		l := int(lens[rank])
+		if off+l > len(body) {
 			return nil, errors.New("vocabulary: truncated")
 		}
-		ranks[body[off:off+int(l)]] = uint32(rank)
-		off += int(l)
+		if err := ranks.add(off, l, uint32(rank)); err != nil {
+			return nil, err
+		}
+		off += l
 	}
-	if off != len(body) || len(ranks) != len(lens) {
-		return nil, errors.New("vocabulary: trailing bytes or repeated tokens")
+	if off != len(body) {
+		return nil, errors.New("vocabulary: trailing bytes")
 	}
 	return &encoding{ranks: ranks, split: regexp2.MustCompile(pattern, regexp2.None)}, nil
 }
@@ -78,7 +83,7 @@ func (e *encoding) count(text string) (int, error) {
 	m, err := e.split.FindStringMatch(text)
 	for m != nil && err == nil {
 		piece := m.String()
-		if _, ok := e.ranks[piece]; ok {
+		if _, ok := e.ranks.rank(piece); ok {
 			n++
 		} else {
 			n += e.mergedParts(piece)
@@ -111,7 +116,7 @@ func (e *encoding) mergedParts(piece string) int {
 		if j < 0 || next[j] < 0 {
 			return noRank
 		}
-		if r, ok := e.ranks[piece[i:next[j]]]; ok {
+		if r, ok := e.ranks.rank(piece[i:next[j]]); ok {
 			return r
 		}
 		return noRank

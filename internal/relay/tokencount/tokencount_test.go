@@ -60,10 +60,7 @@ func TestVocabulariesMatchLibrary(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", enc.name, err)
 		}
-		byRank := make([]string, len(ours.ranks))
-		for tok, r := range ours.ranks {
-			byRank[r] = tok
-		}
+		byRank := ours.ranks.byRank()
 		for r, tok := range byRank {
 			want, err := ref.Decode([]uint{uint(r)})
 			if err != nil || tok != want {
@@ -150,13 +147,14 @@ func TestLoadEncodingRejectsCorruptVocabulary(t *testing.T) {
 		"truncated":       deflate([]byte{0x02, 1, 2, 'a', 'b'}),
 		"trailing bytes":  deflate([]byte{0x02, 1, 1, 'a', 'b', 'c'}),
 		"repeated token":  deflate([]byte{0x02, 1, 1, 'a', 'a'}),
+		"empty token":     deflate([]byte{0x02, 1, 0, 'a'}),
 	}
 	for name, data := range tests {
 		if _, err := loadEncoding(data, cl100kPattern); err == nil {
 			t.Errorf("%s: loaded", name)
 		}
 	}
-	if e, err := loadEncoding(deflate([]byte{0x02, 1, 1, 'a', 'b'}), cl100kPattern); err != nil || e.ranks["b"] != 1 {
+	if e, err := loadEncoding(deflate([]byte{0x02, 1, 1, 'a', 'b'}), cl100kPattern); err != nil || !hasRank(e, "b", 1) {
 		t.Fatalf("valid two-token vocabulary: %v, %v", e, err)
 	}
 	// Merges go lowest rank first: with "ab" ranked below "bc", "abc" is
@@ -167,5 +165,54 @@ func TestLoadEncodingRejectsCorruptVocabulary(t *testing.T) {
 	}
 	if got := e.mergedParts("abc"); got != 2 {
 		t.Fatalf("abc merged into %d parts, want 2", got)
+	}
+}
+
+func hasRank(e *encoding, tok string, want uint32) bool {
+	r, ok := e.ranks.rank(tok)
+	return ok && r == want
+}
+
+// byRank lists the table's tokens in rank order.
+func (t *rankTable) byRank() []string {
+	out := make([]string, t.n)
+	for _, s := range t.slots {
+		if s != 0 {
+			out[s&(1<<rankBits-1)] = t.at(s)
+		}
+	}
+	return out
+}
+
+// The rank table answers as a map of the same tokens would, for every
+// token and for pieces that are not tokens (prefixes, extensions, empty,
+// longer than any length byte), and a lookup allocates nothing.
+func TestRankTableMatchesMap(t *testing.T) {
+	e, err := loadEncoding(o200kVocab, o200kPattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make(map[string]uint32)
+	for r, tok := range e.ranks.byRank() {
+		want[tok] = uint32(r)
+	}
+	probes := []string{"", strings.Repeat("a", 255), strings.Repeat(" ", 300)}
+	for tok := range want {
+		probes = append(probes, tok, tok+"\x00", tok[:len(tok)-1], "x"+tok)
+	}
+	for _, text := range countCorpus() {
+		for i := 0; i+3 <= len(text); i += 3 {
+			probes = append(probes, text[i:i+3], text[i:min(len(text), i+8)])
+		}
+	}
+	for _, p := range probes {
+		r, ok := e.ranks.rank(p)
+		w, wok := want[p]
+		if ok != wok || r != w {
+			t.Fatalf("rank(%q) = %d, %v; a map says %d, %v", p, r, ok, w, wok)
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() { e.ranks.rank("hello") }); a != 0 {
+		t.Fatalf("a lookup allocates %.0f times", a)
 	}
 }
