@@ -136,9 +136,9 @@ func Check(r Rule, u Usage, tokens int64, now time.Time) Decision {
 // left, MaxAmount when no token limit is set.
 func Room(r Rule, u Usage) int64 {
 	room := int64(MaxAmount)
-	for _, s := range Report(r, u) {
-		if s.Measure == Tokens {
-			room = min(room, s.Remaining)
+	for _, l := range r.limits() {
+		if l.limit > 0 && l.measure == Tokens {
+			room = min(room, max(l.limit-l.used(u), 0))
 		}
 	}
 	return room
@@ -167,26 +167,26 @@ func freesLater(a, b Status) bool {
 // Report lists every configured limit of r (limit > 0) with usage u:
 // what the usage routes show.
 func Report(r Rule, u Usage) []Status {
-	var out []Status
-	for _, l := range r.limits() {
+	limits := r.limits()
+	n := 0
+	for _, l := range limits {
+		if l.limit > 0 {
+			n++
+		}
+	}
+	out := make([]Status, 0, n)
+	for _, l := range limits {
 		if l.limit <= 0 {
 			continue
 		}
-		s := Status{Name: l.name, Measure: l.measure, Window: l.window, Lifetime: l.life, Limit: l.limit}
+		s := Status{Name: l.name, Measure: l.measure, Window: l.window, Lifetime: l.life, Limit: l.limit, Used: l.used(u)}
 		c := u.Windows[l.window]
 		switch {
 		case l.life:
-			s.Used = u.LifetimeTokens
-		case l.measure == Requests:
-			s.Used = c.Requests
-			if c.OldestRequest != 0 {
-				s.Reset = r.ResetAt(l.window, c.OldestRequest)
-			}
-		default:
-			s.Used = c.Tokens
-			if c.OldestToken != 0 {
-				s.Reset = r.ResetAt(l.window, c.OldestToken)
-			}
+		case l.measure == Requests && c.OldestRequest != 0:
+			s.Reset = r.ResetAt(l.window, c.OldestRequest)
+		case l.measure == Tokens && c.OldestToken != 0:
+			s.Reset = r.ResetAt(l.window, c.OldestToken)
 		}
 		s.Remaining = max(s.Limit-s.Used, 0)
 		out = append(out, s)

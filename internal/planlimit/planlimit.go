@@ -150,10 +150,21 @@ type limitDef struct {
 	limit   int64
 }
 
+// used is what usage u counts against l.
+func (l limitDef) used(u Usage) int64 {
+	switch {
+	case l.life:
+		return u.LifetimeTokens
+	case l.measure == Requests:
+		return u.Windows[l.window].Requests
+	}
+	return u.Windows[l.window].Tokens
+}
+
 // limits lists every limit of r, configured or not, in reporting order:
 // requests before tokens, shorter windows first, the lifetime allowance last.
-func (r Rule) limits() []limitDef {
-	return []limitDef{
+func (r Rule) limits() [7]limitDef {
+	return [7]limitDef{
 		{NameRequestPeriod, Requests, Period, false, r.RequestPeriod},
 		{NameRequestWeek, Requests, Week, false, r.RequestWeek},
 		{NameRequestMonth, Requests, Month, false, r.RequestMonth},

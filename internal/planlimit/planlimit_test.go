@@ -268,6 +268,10 @@ func TestFitTakesWhatTheTightestLimitLeaves(t *testing.T) {
 			t.Errorf("%s: fits %v, want %v", tt.name, d.Fits, tt.fits)
 		}
 	}
+	// Usage two days back is outside the period but inside the month.
+	if n := Fit(r, Tally(r, use(t0.Add(-48*time.Hour), 1, 4_800), t0), 10, 400); n != 200 {
+		t.Errorf("the month binds: Fit %d, want 200", n)
+	}
 	if n := Fit(Rule{RequestPeriod: 1}, Usage{}, 1, 1<<40); n != 1<<40 {
 		t.Errorf("no token limit: Fit %d, want most", n)
 	}
