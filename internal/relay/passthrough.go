@@ -189,8 +189,8 @@ func (c *attempt) beginStream(upstream http.Header) {
 	<-sent
 }
 
-// streamOpenAI relays SSE event by event, flushing each; beginStream has
-// sent the headers. The usage chunk
+// streamOpenAI relays SSE event by event, flushing whenever it must wait
+// for the upstream (flushingBody); beginStream has sent the headers. The usage chunk
 // the relay asked for on the client's behalf is not shown to a client that
 // did not ask for it. A broken upstream stream is reported in the stream
 // and never closed with [DONE]. After the client leaves, the upstream is
@@ -200,7 +200,7 @@ func (c *attempt) streamOpenAI(resp *http.Response) error {
 	defer resp.Body.Close()
 	d := c.drainOnLeave()
 	defer d.end()
-	rc := http.NewResponseController(c.w)
+	body := newFlushingBody(resp.Body, c.w)
 
 	seen := getSeen() // event data, for counting tokens when no usage comes
 	defer putSeen(seen)
@@ -208,9 +208,10 @@ func (c *attempt) streamOpenAI(resp *http.Response) error {
 	idle := c.watchIdle()
 	defer idle.stop()
 	var relayed int64 // events written: a Responses error event's sequence_number
-	rd := sse.NewReader(resp.Body, maxEvent)
+	rd := sse.NewReader(body, maxEvent)
 	defer rd.Release()
 	for {
+		body.flushIfDrained(rd.Buffered())
 		idle.reading()
 		ev, err := rd.Next()
 		if err == io.EOF && !idle.timedOut() {
@@ -224,7 +225,7 @@ func (c *attempt) streamOpenAI(resp *http.Response) error {
 				} else {
 					writeStreamError(c.w, msg)
 				}
-				rc.Flush()
+				body.wrote()
 			}
 			break
 		}
@@ -249,8 +250,9 @@ func (c *attempt) streamOpenAI(resp *http.Response) error {
 			continue
 		}
 		relayed++
-		rc.Flush()
+		body.wrote()
 	}
+	body.flush()
 	c.finishUnreported(found, seen)
 	return nil
 }

@@ -301,6 +301,7 @@ func TestStreamsAreFlushedEventByEvent(t *testing.T) {
 		path string
 	}{
 		{"openai", 1, "/v1/chat/completions"},
+		{"anthropic", 14, "/v1/messages"},
 		{"anthropic to openai ingress", 14, "/v1/chat/completions"},
 		{"openai to messages ingress", 1, "/v1/messages"},
 		{"responses", 1, "/v1/responses"},

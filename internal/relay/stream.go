@@ -254,21 +254,22 @@ func (c *attempt) streamAnthropic(resp *http.Response) error {
 	c.copyHeaders(resp.Header)
 	c.w.Header().Set("Cache-Control", "no-cache")
 	c.w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(c.w)
-	rc.Flush()
+	http.NewResponseController(c.w).Flush()
 	obs := anthropic.NewChatStream(c.meta.model, 0)
 	var seen bytes.Buffer
 	idle := c.watchIdle()
 	defer idle.stop()
-	rd := sse.NewReader(resp.Body, maxEvent)
+	body := newFlushingBody(resp.Body, c.w)
+	rd := sse.NewReader(body, maxEvent)
 	defer rd.Release()
 	for {
+		body.flushIfDrained(rd.Buffered())
 		idle.reading()
 		ev, err := rd.Next()
 		if err != nil {
 			if (err != io.EOF || idle.timedOut()) && !d.left() {
 				c.writeStreamFailure(c.streamFailure(err, idle))
-				rc.Flush()
+				body.wrote()
 			}
 			break
 		}
@@ -289,8 +290,9 @@ func (c *attempt) streamAnthropic(resp *http.Response) error {
 			d.leave()
 			continue
 		}
-		rc.Flush()
+		body.wrote()
 	}
+	body.flush()
 	c.streamUsage(obs.Usage(), seen.String(), obs.Final())
 	return nil
 }

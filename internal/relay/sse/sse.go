@@ -116,6 +116,10 @@ func (r *Reader) Next() (Event, error) {
 	}
 }
 
+// Buffered is how many bytes the reader holds that Next has not returned:
+// when it is 0, the next Next reads its source.
+func (r *Reader) Buffered() int { return r.r.Buffered() }
+
 // nameString returns the event's name, reusing the last one's string when
 // it is the same.
 func (r *Reader) nameString() string {
