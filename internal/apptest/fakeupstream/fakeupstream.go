@@ -115,6 +115,11 @@ type Behavior struct {
 	Gate <-chan struct{}
 	// ChunkDelay waits between stream events.
 	ChunkDelay time.Duration
+	// DeltaGate, when set, holds each content delta of a stream after the
+	// first until a value is received from it: a test lets the next delta
+	// go only once the client has the last one, so a relay that keeps a
+	// delta in its buffer while it waits for the next never gets it.
+	DeltaGate <-chan struct{}
 	// UsageDelay waits, in a stream, before the event with the final usage
 	// (OpenAI chat's usage chunk, Anthropic's message_delta), as a
 	// reasoning model reports its hidden work only at the end.

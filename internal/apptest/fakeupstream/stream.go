@@ -75,6 +75,15 @@ func (st *eventStream) sendRaw(name string, data []byte) error {
 // content writes an event that carries a content delta, and returns errCut
 // once Behavior.FailAfter of them were sent.
 func (st *eventStream) content(name string, v any) error {
+	if gate := st.x.b.DeltaGate; gate != nil && st.deltas > 0 {
+		select {
+		case <-gate:
+		case <-st.x.r.Context().Done():
+			return errGone
+		case <-st.x.s.stop:
+			return errGone
+		}
+	}
 	if err := st.send(name, v); err != nil {
 		return err
 	}
