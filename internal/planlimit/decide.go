@@ -168,13 +168,7 @@ func freesLater(a, b Status) bool {
 // what the usage routes show.
 func Report(r Rule, u Usage) []Status {
 	limits := r.limits()
-	n := 0
-	for _, l := range limits {
-		if l.limit > 0 {
-			n++
-		}
-	}
-	out := make([]Status, 0, n)
+	out := make([]Status, 0, len(limits))
 	for _, l := range limits {
 		if l.limit <= 0 {
 			continue
@@ -182,7 +176,7 @@ func Report(r Rule, u Usage) []Status {
 		s := Status{Name: l.name, Measure: l.measure, Window: l.window, Lifetime: l.life, Limit: l.limit, Used: l.used(u)}
 		c := u.Windows[l.window]
 		switch {
-		case l.life:
+		case l.life: // never frees: no reset
 		case l.measure == Requests && c.OldestRequest != 0:
 			s.Reset = r.ResetAt(l.window, c.OldestRequest)
 		case l.measure == Tokens && c.OldestToken != 0:
