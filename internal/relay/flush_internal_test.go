@@ -58,6 +58,7 @@ func relayAll(body *flushingBody, w http.ResponseWriter) {
 }
 
 func TestStreamFlushesBeforeEachUpstreamRead(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		pieces  []string
@@ -74,6 +75,7 @@ func TestStreamFlushesBeforeEachUpstreamRead(t *testing.T) {
 		{"comment between", []string{"data: 1\n\n", ": ping\n\n", "data: 2\n\n"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w := &flushCounter{}
 			up := &scriptedUpstream{pieces: tc.pieces, w: w}
 			relayAll(newFlushingBody(up, w), w)
