@@ -239,7 +239,7 @@ const cubeFlushRows = 200000
 func rebuildCubes(db *gorm.DB, cubes []usageCube, from, to int64) error {
 	set := newCubeSet(cubes)
 	err := eachConsumeLogBatch(db, "id, user_id, created_at, type, username, token_name, model_name, channel_id, log_group, "+
-		"quota, prompt_tokens, completion_tokens", from, to, func(rows []Log) error {
+		"quota, prompt_tokens, completion_tokens", from, to, rebuildBatch, func(rows []Log) error {
 		for i := range rows {
 			set.add(&rows[i])
 		}

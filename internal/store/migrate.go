@@ -47,6 +47,7 @@ var migrations = []migration{
 	{"0031_account_codes", binaryCollation(migration0031)},
 	{"0032_user_sign_in_and_invites", binaryCollation(migration0032)},
 	{"0034_audit_logs", binaryCollation(migration0034)},
+	{"0035_drop_logs_type_index", binaryCollation(migration0035)},
 }
 
 // binaryCollation runs a schema step with MySQL's binary collation for the

@@ -159,7 +159,7 @@ type Log struct {
 	ID               int64  `gorm:"primaryKey;autoIncrement:false"`
 	UserID           int64  `gorm:"not null;index:idx_log_user_time,priority:1"`
 	CreatedAt        int64  `gorm:"autoCreateTime:false;not null;index;index:idx_log_user_time,priority:2"`
-	Type             int    `gorm:"not null;index"`
+	Type             int    `gorm:"not null"` // idx_log_type_time (migration 0007; 0035 dropped the type-only index)
 	Content          string `gorm:"type:text"`
 	Username         string `gorm:"size:64;not null;default:'';index"`
 	TokenName        string `gorm:"size:64;not null;default:''"`

@@ -225,7 +225,7 @@ const rebuildBatch = 10000
 func rebuildRollups(db *gorm.DB, from, to int64) error {
 	r := newRollup()
 	err := eachConsumeLogBatch(db, "id, user_id, created_at, type, model_name, quota, prompt_tokens, completion_tokens",
-		from, to, func(rows []Log) error {
+		from, to, rebuildBatch, func(rows []Log) error {
 			for i := range rows {
 				r.add(&rows[i])
 			}
@@ -238,27 +238,30 @@ func rebuildRollups(db *gorm.DB, from, to int64) error {
 }
 
 // eachConsumeLogBatch hands the consume logs created in [from, to) (to = 0:
-// no end), with the given columns (id among them), to each in batches of
-// rebuildBatch read by id, so a rebuild's memory is bounded by what it
-// sums, not by the number of logs.
-func eachConsumeLogBatch(db *gorm.DB, columns string, from, to int64, each func([]Log) error) error {
-	var after int64 = -1 << 63
+// no end), with the given columns (created_at and id among them), to each
+// in batches of batch rows (rebuildBatch), so a rebuild's memory is bounded by what it
+// sums, not by the number of logs. The batches follow (created_at, id),
+// the order of idx_log_type_time, the one index on the type (migration
+// 0035): each query is a range scan of that index from the last row read.
+func eachConsumeLogBatch(db *gorm.DB, columns string, from, to int64, batch int, each func([]Log) error) error {
+	afterTime, afterID := from, int64(-1<<63) // the first batch: every id at from
 	for {
 		q := db.Model(&Log{}).Select(columns).
-			Where("type = ? AND created_at >= ? AND id > ?", LogConsume, from, after)
+			Where("type = ? AND created_at >= ? AND (created_at > ? OR id > ?)", LogConsume, afterTime, afterTime, afterID)
 		if to != 0 {
 			q = q.Where("created_at < ?", to)
 		}
 		var rows []Log
-		if err := q.Order("id").Limit(rebuildBatch).Find(&rows).Error; err != nil {
+		if err := q.Order("created_at, id").Limit(batch).Find(&rows).Error; err != nil {
 			return err
 		}
 		if err := each(rows); err != nil {
 			return err
 		}
-		if len(rows) < rebuildBatch {
+		if len(rows) < batch {
 			return nil
 		}
-		after = rows[len(rows)-1].ID
+		last := rows[len(rows)-1]
+		afterTime, afterID = last.CreatedAt, last.ID
 	}
 }
