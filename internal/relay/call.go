@@ -35,6 +35,12 @@ type call struct {
 	r         *http.Request
 	start     time.Time
 	requestID string
+	// headerValues back the values of the headers the call sets on its
+	// answer and its upstream requests (X-Request-Id, Accept): a value
+	// slice of its own each would be an allocation per header and call.
+	// Slices of it are never written through (a Header's Set replaces the
+	// slice, Add grows a copy: the slices have no room).
+	headerValues [2]string
 	// bodyHeld is what this call took from the body budget (body.go),
 	// given back when the call ends; bodyRead: the whole body was read.
 	bodyHeld int64
@@ -128,7 +134,8 @@ func (rl *Relay) serve(ep *endpoint) http.Handler {
 		c := &call{rl: rl, ep: ep, aw: answerWriter{ResponseWriter: w}, r: r, start: time.Now(), requestID: requestID(r),
 			timing: timingOf(w), admission: admission{prompt: -1}}
 		c.w = &c.aw
-		w.Header().Set("X-Request-Id", c.requestID)
+		c.headerValues = [2]string{c.requestID, r.Header.Get("Accept")}
+		w.Header()["X-Request-Id"] = c.headerValues[0:1:1]
 		c.startSpan()
 		defer c.releaseBody() // after recover: the body lives as long as the call
 		defer c.report()      // after recover: a panic's answer is reported too

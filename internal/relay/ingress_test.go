@@ -86,12 +86,21 @@ func TestRequestID(t *testing.T) {
 	up := fakeupstream.New(t)
 	g := e.NewGateway(apptest.GatewayConfig{UpstreamURL: up.URL})
 
-	sent := e.Call(g.Key, "POST", "/v1/chat/completions", authChat("gpt-test"), "X-Request-Id", "client-chosen-id-1")
+	sent := e.Call(g.Key, "POST", "/v1/chat/completions", authChat("gpt-test"), "X-Request-Id", "client-chosen-id-1", "Accept", "application/json; q=0.9")
 	if sent.Status != http.StatusOK || sent.Header.Get("X-Request-Id") != "client-chosen-id-1" {
 		t.Fatalf("sent id: %d, X-Request-Id %q", sent.Status, sent.Header.Get("X-Request-Id"))
 	}
-	if got := up.LastRequest().Header.Get("X-Request-Id"); got != "client-chosen-id-1" {
+	// The id, the client's Accept and the body's type reach the upstream
+	// (their values are the call's, shared with its answer: upstream.go).
+	h := up.LastRequest().Header
+	if got := h.Get("X-Request-Id"); got != "client-chosen-id-1" {
 		t.Fatalf("upstream got X-Request-Id %q", got)
+	}
+	if h.Get("Accept") != "application/json; q=0.9" || h.Get("Content-Type") != "application/json" {
+		t.Fatalf("upstream got Accept %q, Content-Type %q", h.Get("Accept"), h.Get("Content-Type"))
+	}
+	if got := sent.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Fatalf("answer's X-Content-Type-Options %q", got)
 	}
 	gen := e.Call(g.Key, "POST", "/v1/chat/completions", authChat("gpt-test"))
 	id := gen.Header.Get("X-Request-Id")

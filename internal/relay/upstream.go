@@ -103,7 +103,7 @@ func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentT
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", contentType)
+	setHeader(req.Header, "Content-Type", contentType)
 	key := c.keyFor(u)
 	if err := u.dialect.Authorize(req, key, body); err != nil {
 		// No credential could be made (a token grant failed): the
@@ -120,11 +120,25 @@ func (c *call) newUpstreamRequest(u *upstream, url string, body []byte, contentT
 	if u.forward != nil {
 		u.forward.ForwardHeaders(req.Header, c.r.Header, u.api == c.ep.ingress)
 	}
-	if accept := c.r.Header.Get("Accept"); accept != "" {
-		req.Header.Set("Accept", accept)
+	if c.headerValues[1] != "" {
+		req.Header["Accept"] = c.headerValues[1:2:2] // the client's
 	}
-	req.Header.Set("X-Request-Id", c.requestID)
+	req.Header["X-Request-Id"] = c.headerValues[0:1:1]
 	return req, nil
+}
+
+// jsonContentType is the value slice of a JSON body's Content-Type, shared
+// by every upstream request (setHeader).
+var jsonContentType = []string{"application/json"}
+
+// setHeader sets a canonical key to value, with no allocation for the
+// usual JSON content type.
+func setHeader(h http.Header, key, value string) {
+	if value == jsonContentType[0] {
+		h[key] = jsonContentType
+		return
+	}
+	h.Set(key, value)
 }
 
 // post sends body to url on channel u: newUpstreamRequest, then send.
