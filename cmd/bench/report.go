@@ -33,7 +33,9 @@ type report struct {
 	Checks   []check          `json:"checks"`
 	// Added is the latency each target adds to the mock's (chat at c = 1,
 	// the stream's time to first byte).
-	Added   []addedRow    `json:"added_latency"`
+	Added []addedRow `json:"added_latency"`
+	// Aims are issue 32's targets against the checks' figures (aims.go).
+	Aims    []aimRow      `json:"aims"`
 	Rounds  []roundResult `json:"rounds"` // every interval; round 0 is the warm-up
 	Error   string        `json:"error,omitempty"`
 	started time.Time
@@ -98,6 +100,7 @@ func (r *report) finish(runErr error) {
 	r.Summary = summarise(r.Rounds, r.Flags, r.Gateway.Status, r.chatTargets())
 	r.Checks = evaluate(r.Summary, r.Memory, r.Flags, r.Gateway.Status, r.chatTargets())
 	r.Added = addedLatency(r.Summary, r.Flags)
+	r.Aims = issueAims(r.Checks, r.Flags.Database != "")
 }
 
 // chatTarget is a gateway target measured under the chat loads only

@@ -106,6 +106,8 @@ func printReport(w io.Writer, r *report) {
 		fmt.Fprintf(w, checkRow, c.Name, conc, show(c.Gateway, 1), show(c.Proxy, 1), show(c.Value, 2),
 			limit, verdict)
 	}
+	fmt.Fprintln(w)
+	printAims(w, r.Aims)
 }
 
 // show formats a figure, "-" when missing.
