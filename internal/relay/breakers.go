@@ -58,14 +58,18 @@ func (c *call) recordOutcome(u *upstream, a *answer, err error) {
 	if !cfg.Enabled {
 		return
 	}
-	var fail *upstreamFailure
 	switch {
 	case a.channel == u && a.upstreamBroke == "" && (err == nil || c.wrote()):
 		b.Success(c.rl.now(), cfg, c.key.user.ID)
 	case a.upstreamBroke != "":
 		c.breakerFailure(u, b, cfg, &upstreamFailure{detail: a.upstreamBroke})
-	case errors.As(err, &fail) && !fail.neutral && c.r.Context().Err() == nil:
-		c.breakerFailure(u, b, cfg, fail)
+	case err != nil:
+		// fail is declared here, not for every call: errors.As moves it
+		// to the heap.
+		var fail *upstreamFailure
+		if errors.As(err, &fail) && !fail.neutral && c.r.Context().Err() == nil {
+			c.breakerFailure(u, b, cfg, fail)
+		}
 	}
 }
 

@@ -409,8 +409,7 @@ func (c *call) forward() (answer, error) {
 		c.credFor = nil // the attempt takes the channel's next key
 		a := attempt{call: c}
 		err := a.dispatch(u)
-		var refused *upstreamFailure
-		if errors.As(err, &refused) && refused.keyRefused && !c.wrote() && keysLeft(u, c.spent) {
+		if err != nil && keyRetired(err) && !c.wrote() && keysLeft(u, c.spent) {
 			// The key is retired, not the channel: its next key is tried,
 			// which costs no attempt (there are finitely many keys).
 		} else {
@@ -441,6 +440,14 @@ func (c *call) forward() (answer, error) {
 		return answer{}, fail.clientError()
 	}
 	return answer{}, last
+}
+
+// keyRetired reports whether err is an upstream failure that refused the
+// channel's key. Its own function, so the variable errors.As moves to the
+// heap is allocated only for a failed attempt.
+func keyRetired(err error) bool {
+	var refused *upstreamFailure
+	return errors.As(err, &refused) && refused.keyRefused
 }
 
 // logFailure records why channel u failed: the status it answered, or the

@@ -211,6 +211,9 @@ func (e *bodyIdleError) Error() string {
 // when no channel answers, gets 504 upstream_body_idle_timeout. status is
 // the status the upstream answered.
 func (c *attempt) bodyIdleFailure(status int, err error) *upstreamFailure {
+	if err == nil {
+		return nil // before idle, which errors.As moves to the heap: no allocation per call
+	}
 	var idle *bodyIdleError
 	if !errors.As(err, &idle) || c.rl.ending() {
 		return nil

@@ -71,6 +71,9 @@ var UpstreamErrorKinds = []string{FailUnreachable, FailRateLimited, FailServerEr
 // failureKind classifies a failed attempt; "" when err is not an upstream
 // failure (the client left, a bad request).
 func failureKind(err error) string {
+	if err == nil {
+		return "" // before f, which errors.As moves to the heap
+	}
 	var f *upstreamFailure
 	if !errors.As(err, &f) {
 		return ""
