@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -172,16 +173,20 @@ func (t *Transport) contextErr(req *http.Request, err error) error {
 // get returns an idle connection to req's host that the upstream has not
 // closed, or dials one; fresh always dials.
 func (t *Transport) get(req *http.Request, fresh bool) (*conn, bool, error) {
-	key := req.URL.Scheme + "://" + canonicalAddr(req)
+	// The pool's key, built on the stack: a lookup by string(key) makes
+	// no string, and a taken connection carries the key it was filed
+	// under. Only a dial makes one.
+	var buf [128]byte
+	key := poolKey(buf[:0], req)
 	for !fresh {
 		t.mu.Lock()
-		list := t.idle[key]
+		list := t.idle[string(key)]
 		if len(list) == 0 {
 			t.mu.Unlock()
 			break
 		}
 		c := list[len(list)-1]
-		t.idle[key] = list[:len(list)-1]
+		t.idle[c.key] = list[:len(list)-1]
 		t.mu.Unlock()
 		// Upstreams close idle connections on their own schedule (Node,
 		// uvicorn and vLLM after 5 s, nginx after 60-75 s): check before
@@ -206,8 +211,9 @@ func (t *Transport) get(req *http.Request, fresh bool) (*conn, bool, error) {
 	// (docs/performance.md, "A stream's stack"). Both honour the request's
 	// context, so waiting is as long as they are.
 	dialed := make(chan dialResult, 1)
+	dialKey := string(key)
 	go func() {
-		c, err := t.dial(req, key)
+		c, err := t.dial(req, dialKey)
 		dialed <- dialResult{c, err}
 	}()
 	r := <-dialed
@@ -271,15 +277,33 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-func canonicalAddr(req *http.Request) string {
-	port := req.URL.Port()
-	if port == "" {
-		port = "80"
-		if req.URL.Scheme == "https" {
-			port = "443"
-		}
+// poolKey appends the key of req's connections to buf: scheme, "://" and
+// canonicalAddr.
+func poolKey(buf []byte, req *http.Request) []byte {
+	buf = append(buf, req.URL.Scheme...)
+	buf = append(buf, "://"...)
+	host, port := req.URL.Hostname(), defaultPort(req)
+	if strings.IndexByte(host, ':') >= 0 { // an IPv6 address, as net.JoinHostPort writes it
+		buf = append(append(append(buf, '['), host...), ']')
+	} else {
+		buf = append(buf, host...)
 	}
-	return net.JoinHostPort(req.URL.Hostname(), port)
+	return append(append(buf, ':'), port...)
+}
+
+// defaultPort is req's port, or its scheme's.
+func defaultPort(req *http.Request) string {
+	if port := req.URL.Port(); port != "" {
+		return port
+	}
+	if req.URL.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+func canonicalAddr(req *http.Request) string {
+	return net.JoinHostPort(req.URL.Hostname(), defaultPort(req))
 }
 
 // body returns its connection to the pool once read to the end, and
