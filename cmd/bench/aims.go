@@ -81,19 +81,11 @@ func printAims(w io.Writer, rows []aimRow) {
 	row := "%-" + strconv.Itoa(width) + "s %4s %7s %7s  %s\n"
 	fmt.Fprintf(w, row, "aim (issue 32)", "c", "value", "aim", "met")
 	for _, a := range rows {
-		conc := ""
-		if a.Concurrency > 0 {
-			conc = strconv.Itoa(a.Concurrency)
-		}
-		op := "≤ "
-		if a.AtLeast {
-			op = "≥ "
-		}
 		met := yesNo(a.Met)
 		if !a.Measured {
 			met = "n/a"
 		}
-		fmt.Fprintf(w, row, a.Name, conc, show(a.Value, 2), op+strconv.FormatFloat(a.Aim, 'f', -1, 64), met)
+		fmt.Fprintf(w, row, a.Name, concurrencyText(a.Concurrency), show(a.Value, 2), boundText(a.Aim, a.AtLeast), met)
 	}
 	fmt.Fprintln(w, "(where the gateway is meant to get to, reported: the run passes or fails on the checks above)")
 }

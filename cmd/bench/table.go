@@ -87,15 +87,8 @@ func printReport(w io.Writer, r *report) {
 	checkRow := "%-" + strconv.Itoa(nameWidth) + "s %4s %9s %9s %7s %8s  %s\n"
 	fmt.Fprintf(w, checkRow, "check (targets)", "c", "gateway", "proxy", "value", "target", "verdict")
 	for _, c := range r.Checks {
-		conc := ""
-		if c.Concurrency > 0 {
-			conc = strconv.Itoa(c.Concurrency)
-		}
-		op := "≤ "
-		if c.AtLeast {
-			op = "≥ "
-		}
-		limit := op + strconv.FormatFloat(c.Limit, 'f', -1, 64)
+		conc := concurrencyText(c.Concurrency)
+		limit := boundText(c.Limit, c.AtLeast)
 		if c.Verdict == verdictReported {
 			limit = "-"
 		}
@@ -108,6 +101,23 @@ func printReport(w io.Writer, r *report) {
 	}
 	fmt.Fprintln(w)
 	printAims(w, r.Aims)
+}
+
+// concurrencyText is a row's concurrency, blank for a figure of none (memory).
+func concurrencyText(c int) string {
+	if c > 0 {
+		return strconv.Itoa(c)
+	}
+	return ""
+}
+
+// boundText writes a limit or an aim with its direction: "≥ 0.9", "≤ 24".
+func boundText(limit float64, atLeast bool) string {
+	op := "≤ "
+	if atLeast {
+		op = "≥ "
+	}
+	return op + strconv.FormatFloat(limit, 'f', -1, 64)
 }
 
 // show formats a figure, "-" when missing.
