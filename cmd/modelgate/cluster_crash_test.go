@@ -49,7 +49,11 @@ func TestKilledClusterNodeCatchesUp(t *testing.T) {
 		return u.Quota, r.Success
 	}
 	_, uid := n1.NewUser("survivor", user.RoleUser)
-	apptest.Eventually(t, "the user on node 3", func() bool { _, ok := quota(roots[2], uid); return ok })
+	// On every node before any tops it up: nodes 1 and 2 do below, and
+	// node 2 receives the user from node 1 as node 3 does, not before it.
+	for i, r := range roots {
+		apptest.Eventually(t, fmt.Sprintf("the user on node %d", i+1), func() bool { _, ok := quota(r, uid); return ok })
+	}
 	base, _ := quota(roots[0], uid)
 
 	// Node 3 writes, then dies at once: its event is in its outbox.
