@@ -239,10 +239,11 @@ func rebuildRollups(db *gorm.DB, from, to int64) error {
 
 // eachConsumeLogBatch hands the consume logs created in [from, to) (to = 0:
 // no end), with the given columns (created_at and id among them), to each
-// in batches of batch rows (rebuildBatch), so a rebuild's memory is bounded by what it
-// sums, not by the number of logs. The batches follow (created_at, id),
-// the order of idx_log_type_time, the one index on the type (migration
-// 0035): each query is a range scan of that index from the last row read.
+// in batches of batch rows (rebuildBatch), so a rebuild's memory is
+// bounded by what it sums, not by the number of logs. The batches follow
+// (created_at, id), the order of idx_log_type_time, the one index on the
+// type (migration 0035): each query is a range scan of that index from
+// the last row read.
 func eachConsumeLogBatch(db *gorm.DB, columns string, from, to int64, batch int, each func([]Log) error) error {
 	afterTime, afterID := from, int64(-1<<63) // the first batch: every id at from
 	for {
