@@ -3,7 +3,7 @@
 // collapsible sections; on a phone the whole navigation behind a menu
 // button), the language and theme switches and logout, then the page in
 // <main>, and the save confirmations (toasts).
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { html } from './html.js';
 import { lang, languages, setLang, t } from './i18n.js';
 import { adminSections, navGroups, routes } from './routes.js';
@@ -26,10 +26,12 @@ function loadClosed() {
 
 export function Layout({ session, path, theme, onTheme, onLogout, children }) {
   const { user, status } = session;
-  const [menuOpen, setMenuOpen] = useState(false);
+  // The phone's menu is open for the page it was opened on: choosing a
+  // page closes it in the same render that draws the page (an effect ran
+  // a frame later, after the new page was already on screen).
+  const [menuPath, setMenuPath] = useState(null);
+  const menuOpen = menuPath === path;
   const [closed, setClosed] = useState(loadClosed);
-  // A page chosen from the phone's menu closes the menu.
-  useEffect(() => setMenuOpen(false), [path]);
   const toggleSection = (id, open) => {
     if (open === !closed.includes(id)) return;
     const next = open ? closed.filter((c) => c !== id) : [...closed, id];
@@ -68,7 +70,7 @@ export function Layout({ session, path, theme, onTheme, onLogout, children }) {
     <header class=${'top' + (menuOpen ? ' open' : '')}>
       <span class="brand">${status.system_name || 'modelgate'}</span>
       ${user && html`<button type="button" id="menu" aria-expanded=${menuOpen ? 'true' : 'false'} aria-controls="nav-groups"
-        onClick=${() => setMenuOpen(!menuOpen)}>${menuOpen ? t('nav.menuClose') : t('nav.menu')}</button>`}
+        onClick=${() => setMenuPath(menuOpen ? null : path)}>${menuOpen ? t('nav.menuClose') : t('nav.menu')}</button>`}
       ${user && html`<div class="nav-groups" id="nav-groups">${navGroups.map(group)}</div>`}
       <div class="controls">
         <label for="lang" class="sr-only">${t('ui.language')}</label>
