@@ -126,7 +126,7 @@ func (t *Transport) exchange(c *conn, req *http.Request) (resp *http.Response, u
 	} else {
 		bw.Reset(c)
 	}
-	err = req.Write(bw)
+	err = writeRequest(bw, req)
 	if err == nil {
 		err = bw.Flush()
 	}
