@@ -35,10 +35,7 @@ func (tx *Tx) execRows(head string, width, n int, appendRow func(args []any, i i
 	for from := 0; from < n; {
 		size := min(n-from, 200)
 		if c != nil {
-			size = min(n-from, maxCachedRows)
-			for size&(size-1) != 0 {
-				size &= size - 1 // the highest power of two in it
-			}
+			size = chunkRows(n - from)
 		}
 		to := from + size
 		q := rowsText(head, width, size)

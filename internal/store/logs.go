@@ -45,9 +45,14 @@ func (tx *Tx) InsertLogs(rows []Log) error {
 	if err := tx.rollUp(rows); err != nil {
 		return err
 	}
+	withRow := tx.s.outbox != nil && !tx.remote // only the outbox reads the row
 	for i := range rows {
-		row := rows[i] // the outbox encodes it at commit: a copy the caller cannot change
-		if err := tx.record(Change{Table: "logs", Op: "INSERT", ID: row.ID, row: &row}); err != nil {
+		c := Change{Table: "logs", Op: "INSERT", ID: rows[i].ID}
+		if withRow {
+			row := rows[i] // the outbox encodes it at commit: a copy the caller cannot change
+			c.row = &row
+		}
+		if err := tx.record(c); err != nil {
 			return err
 		}
 	}
@@ -60,17 +65,76 @@ func (s *Store) InsertBatch(ctx context.Context, rows []Log) error {
 	return s.write(ctx, "insert logs", func(tx *Tx) error { return tx.InsertLogs(rows) })
 }
 
-// logColumns are the columns of logs in the order logValues gives them.
-const logColumns = "id, user_id, created_at, type, content, username, token_name, token_id, model_name, log_group, " +
-	"quota, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cache_write_1h_tokens, channel_id, " +
-	"request_id, elapsed_time, is_stream, billing_source, plan_id, session_key, status, error_code, upstream_message"
+// logField is one column of logs as the hand-written log INSERTs write
+// it; exactly one of its accessors is set.
+type logField struct {
+	column string
+	i64    func(*Log) int64
+	str    func(*Log) string
+	flag   func(*Log) bool
+}
 
-const logColumnCount = 26
+// logFields are the columns of logs in the order every log INSERT writes
+// them: the arguments of the multi-row INSERT (logValues), PostgreSQL's
+// column arrays (logArrays) and SQLite's direct binds (bindLog).
+var logFields = [...]logField{
+	{column: "id", i64: func(l *Log) int64 { return l.ID }},
+	{column: "user_id", i64: func(l *Log) int64 { return l.UserID }},
+	{column: "created_at", i64: func(l *Log) int64 { return l.CreatedAt }},
+	{column: "type", i64: func(l *Log) int64 { return int64(l.Type) }},
+	{column: "content", str: func(l *Log) string { return l.Content }},
+	{column: "username", str: func(l *Log) string { return l.Username }},
+	{column: "token_name", str: func(l *Log) string { return l.TokenName }},
+	{column: "token_id", i64: func(l *Log) int64 { return l.TokenID }},
+	{column: "model_name", str: func(l *Log) string { return l.ModelName }},
+	{column: "log_group", str: func(l *Log) string { return l.Group }},
+	{column: "quota", i64: func(l *Log) int64 { return l.Quota }},
+	{column: "prompt_tokens", i64: func(l *Log) int64 { return l.PromptTokens }},
+	{column: "completion_tokens", i64: func(l *Log) int64 { return l.CompletionTokens }},
+	{column: "cached_tokens", i64: func(l *Log) int64 { return l.CachedTokens }},
+	{column: "cache_write_tokens", i64: func(l *Log) int64 { return l.CacheWriteTokens }},
+	{column: "cache_write_1h_tokens", i64: func(l *Log) int64 { return l.CacheWrite1hTokens }},
+	{column: "channel_id", i64: func(l *Log) int64 { return l.ChannelID }},
+	{column: "request_id", str: func(l *Log) string { return l.RequestID }},
+	{column: "elapsed_time", i64: func(l *Log) int64 { return l.ElapsedTime }},
+	{column: "is_stream", flag: func(l *Log) bool { return l.IsStream }},
+	{column: "billing_source", i64: func(l *Log) int64 { return int64(l.BillingSource) }},
+	{column: "plan_id", i64: func(l *Log) int64 { return l.PlanID }},
+	{column: "session_key", str: func(l *Log) string { return l.SessionKey }},
+	{column: "status", i64: func(l *Log) int64 { return int64(l.Status) }},
+	{column: "error_code", str: func(l *Log) string { return l.ErrorCode }},
+	{column: "upstream_message", str: func(l *Log) string { return l.UpstreamMessage }},
+}
+
+const logColumnCount = len(logFields)
+
+// logColumns lists logFields' columns, comma-separated.
+var logColumns = func() string {
+	names := make([]string, len(logFields))
+	for i, f := range logFields {
+		names[i] = f.column
+	}
+	return strings.Join(names, ", ")
+}()
+
+// The heads of the multi-row log INSERTs (insertLogRows).
+var (
+	insertLogsHead       = "INSERT INTO logs (" + logColumns + ") VALUES "
+	insertLogsSQLiteHead = "INSERT OR FAIL INTO logs (" + logColumns + ") VALUES "
+)
 
 func logValues(args []any, l *Log) []any {
-	return append(args, l.ID, l.UserID, l.CreatedAt, l.Type, l.Content, l.Username, l.TokenName, l.TokenID, l.ModelName, l.Group,
-		l.Quota, l.PromptTokens, l.CompletionTokens, l.CachedTokens, l.CacheWriteTokens, l.CacheWrite1hTokens, l.ChannelID,
-		l.RequestID, l.ElapsedTime, l.IsStream, l.BillingSource, l.PlanID, l.SessionKey, l.Status, l.ErrorCode, l.UpstreamMessage)
+	for i := range logFields {
+		switch f := &logFields[i]; {
+		case f.i64 != nil:
+			args = append(args, f.i64(l))
+		case f.str != nil:
+			args = append(args, f.str(l))
+		default:
+			args = append(args, f.flag(l))
+		}
+	}
+	return args
 }
 
 // insertLogRows writes rows: on PostgreSQL in one INSERT of unnested
@@ -93,9 +157,12 @@ func (tx *Tx) insertLogRows(rows []Log) error {
 		_, err := tx.execDirect(insertLogArrays, logArrays(rows)...)
 		return err
 	}
-	head := "INSERT INTO logs (" + logColumns + ") VALUES "
+	head := insertLogsHead
 	if tx.s.dialect == SQLite {
-		head = "INSERT OR FAIL INTO logs (" + logColumns + ") VALUES "
+		if tx.conn != nil {
+			return tx.insertLogsDirect(rows)
+		}
+		head = insertLogsSQLiteHead
 	}
 	return tx.execRows(head, logColumnCount, len(rows),
 		func(args []any, i int) []any { return logValues(args, &rows[i]) })
@@ -125,53 +192,30 @@ var insertLogArrays = func() string {
 	return q.String()
 }()
 
-// logArrays returns rows as one array per column, in logColumns' order.
+// logArrays returns rows as one array per column, in logFields' order.
 func logArrays(rows []Log) []any {
-	n := len(rows)
-	ints := func(f func(*Log) int64) []int64 {
-		a := make([]int64, n)
-		for i := range rows {
-			a[i] = f(&rows[i])
+	arrays := make([]any, len(logFields))
+	for c := range logFields {
+		switch f := &logFields[c]; {
+		case f.i64 != nil:
+			a := make([]int64, len(rows))
+			for i := range rows {
+				a[i] = f.i64(&rows[i])
+			}
+			arrays[c] = a
+		case f.str != nil:
+			a := make([]string, len(rows))
+			for i := range rows {
+				a[i] = f.str(&rows[i])
+			}
+			arrays[c] = a
+		default:
+			a := make([]bool, len(rows))
+			for i := range rows {
+				a[i] = f.flag(&rows[i])
+			}
+			arrays[c] = a
 		}
-		return a
 	}
-	texts := func(f func(*Log) string) []string {
-		a := make([]string, n)
-		for i := range rows {
-			a[i] = f(&rows[i])
-		}
-		return a
-	}
-	stream := make([]bool, n)
-	for i := range rows {
-		stream[i] = rows[i].IsStream
-	}
-	return []any{
-		ints(func(l *Log) int64 { return l.ID }),
-		ints(func(l *Log) int64 { return l.UserID }),
-		ints(func(l *Log) int64 { return l.CreatedAt }),
-		ints(func(l *Log) int64 { return int64(l.Type) }),
-		texts(func(l *Log) string { return l.Content }),
-		texts(func(l *Log) string { return l.Username }),
-		texts(func(l *Log) string { return l.TokenName }),
-		ints(func(l *Log) int64 { return l.TokenID }),
-		texts(func(l *Log) string { return l.ModelName }),
-		texts(func(l *Log) string { return l.Group }),
-		ints(func(l *Log) int64 { return l.Quota }),
-		ints(func(l *Log) int64 { return l.PromptTokens }),
-		ints(func(l *Log) int64 { return l.CompletionTokens }),
-		ints(func(l *Log) int64 { return l.CachedTokens }),
-		ints(func(l *Log) int64 { return l.CacheWriteTokens }),
-		ints(func(l *Log) int64 { return l.CacheWrite1hTokens }),
-		ints(func(l *Log) int64 { return l.ChannelID }),
-		texts(func(l *Log) string { return l.RequestID }),
-		ints(func(l *Log) int64 { return l.ElapsedTime }),
-		stream,
-		ints(func(l *Log) int64 { return int64(l.BillingSource) }),
-		ints(func(l *Log) int64 { return l.PlanID }),
-		texts(func(l *Log) string { return l.SessionKey }),
-		ints(func(l *Log) int64 { return int64(l.Status) }),
-		texts(func(l *Log) string { return l.ErrorCode }),
-		texts(func(l *Log) string { return l.UpstreamMessage }),
-	}
+	return arrays
 }

@@ -8,10 +8,10 @@ import (
 )
 
 // The hand-written log INSERT writes every field of Log: a field added to
-// Log but not to logColumns and logValues fails here, on every engine.
+// Log but not to logFields fails here, on every engine.
 func TestInsertLogRowsWritesEveryField(t *testing.T) {
 	if n := reflect.TypeFor[Log]().NumField(); n != logColumnCount {
-		t.Fatalf("Log has %d fields, the log INSERT writes %d: add the new ones to logColumns and logValues", n, logColumnCount)
+		t.Fatalf("Log has %d fields, the log INSERT writes %d: add the new ones to logFields", n, logColumnCount)
 	}
 	if n := len(logArrays(nil)); n != logColumnCount {
 		t.Fatalf("logArrays gives %d columns, the log INSERT writes %d", n, logColumnCount)
@@ -72,6 +72,63 @@ func TestFailedLogInsertLeavesNoRow(t *testing.T) {
 		}
 		if n != 1 {
 			t.Fatalf("%d logs after the failed insert, want only the kept one", n)
+		}
+	})
+}
+
+// Batches of every chunking (one row, a chunk and one more, several
+// chunks) read back field for field, on every engine; on SQLite they went
+// through the statements prepared on the connection (logs_sqlite.go), and
+// the store still closes cleanly (SQLite refuses to close a connection
+// with statements left).
+func TestLogBatchesReadBackEveryRow(t *testing.T) {
+	onEachEngine(t, func(t *testing.T, ctx context.Context, s *Store) {
+		var written []Log
+		for b, n := range []int{1, 3, 64, 65, 100} {
+			rows := make([]Log, n)
+			for i := range rows {
+				v := int64(b*1000 + i + 1)
+				rows[i] = Log{UserID: v, CreatedAt: v, Type: LogConsume, Content: "content " + strings.Repeat("é", i%7),
+					Username: "user", TokenName: "key", TokenID: v, ModelName: "model", Group: "group", Quota: v * 3,
+					PromptTokens: v, CompletionTokens: v + 1, CachedTokens: v + 2, CacheWriteTokens: v + 3,
+					CacheWrite1hTokens: v + 4, ChannelID: v + 5, RequestID: "r" + strings.Repeat("x", i%5), ElapsedTime: v + 6,
+					IsStream: i%2 == 0, BillingSource: i % 2, PlanID: v + 7, SessionKey: "s", Status: i % 3, ErrorCode: "",
+					UpstreamMessage: strings.Repeat("m", i%3)}
+			}
+			if err := s.InsertBatch(ctx, rows); err != nil {
+				t.Fatal(err)
+			}
+			written = append(written, rows...)
+		}
+		var got []Log
+		if err := s.db.Order("user_id").Find(&got).Error; err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(written) {
+			t.Fatalf("read back %d logs, wrote %d", len(got), len(written))
+		}
+		for i := range got {
+			if !reflect.DeepEqual(got[i], written[i]) {
+				t.Fatalf("log %d read back\n%+v\nwritten\n%+v", i, got[i], written[i])
+			}
+		}
+		if s.dialect == SQLite {
+			s.directLogs.mu.Lock()
+			prepared := 0
+			for _, byRows := range s.directLogs.stmts {
+				for _, st := range byRows {
+					if st != nil {
+						prepared++
+					}
+				}
+			}
+			s.directLogs.mu.Unlock()
+			if prepared < 3 { // 1, 64 and 32 rows at least
+				t.Fatalf("%d statements prepared on the connections: the batches did not go through them", prepared)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatalf("close after the direct inserts: %v", err)
+			}
 		}
 	})
 }

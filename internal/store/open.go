@@ -89,6 +89,9 @@ type Store struct {
 	lease leaseState
 	// roundTrips counts the statements sent to the database (roundtrips.go).
 	roundTrips roundTripCounter
+	// directLogs are the log INSERTs prepared on SQLite's connections
+	// (logs_sqlite.go).
+	directLogs directLogInserts
 }
 
 // Change describes one row change of a replicated table.
@@ -252,7 +255,14 @@ func (s *Store) Close() error {
 		return err
 	}
 	stopStmtCache(sqlDB)
-	return sqlDB.Close()
+	// The connections close only once their statements are finalized;
+	// holding the write slot, no transaction is using them.
+	if err := s.enterWriteGate(context.Background()); err != nil {
+		return err
+	}
+	err = s.directLogs.close()
+	s.leaveWriteGate()
+	return errors.Join(err, sqlDB.Close())
 }
 
 // Ping checks that the database answers.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -16,8 +17,12 @@ import (
 // Tx is a transaction. Store methods that take a *Tx compose inside one
 // transaction; InTx and write hand it out.
 type Tx struct {
-	db      *gorm.DB
-	s       *Store
+	db *gorm.DB
+	s  *Store
+	// conn is the connection a SQLite write transaction runs on (InTx),
+	// for the statements it sends past database/sql (logs_sqlite.go); nil
+	// on the server databases.
+	conn    *sql.Conn
 	changes []Change // for the after-commit listeners
 	// outsideLedger marks a settlement applied by someone other than the
 	// billing ledger (a dead-letter replay): its balance changes are
@@ -45,21 +50,8 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return err
 	}
 	defer s.leaveWriteGate()
-	var err error
 	for attempt := 1; ; attempt++ {
-		var tx *Tx
-		err = s.transaction(s.db.WithContext(ctx), func(db *gorm.DB) error {
-			tx = &Tx{db: db, s: s}
-			if err := fn(tx); err != nil {
-				return err
-			}
-			if tx.config {
-				if err := tx.bumpConfigVersion(); err != nil {
-					return fmt.Errorf("bump config version: %w", err)
-				}
-			}
-			return tx.flushOutbox()
-		})
+		tx, err := s.runTx(ctx, fn)
 		if err == nil {
 			s.notifyCommitted(tx.changes)
 			s.notifyConfig(tx)
@@ -69,6 +61,34 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 		}
 		time.Sleep(time.Duration(attempt*attempt) * 5 * time.Millisecond)
 	}
+}
+
+// runTx is one attempt of InTx. On SQLite it runs on a connection checked
+// out for it (writeConn), given back however fn ends, a panic included.
+func (s *Store) runTx(ctx context.Context, fn func(tx *Tx) error) (*Tx, error) {
+	conn, err := s.writeConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db := s.db.WithContext(ctx)
+	if conn != nil {
+		defer conn.Close()
+		db.Statement.ConnPool = conn
+	}
+	var tx *Tx
+	err = s.transaction(db, func(db *gorm.DB) error {
+		tx = &Tx{db: db, s: s, conn: conn}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		if tx.config {
+			if err := tx.bumpConfigVersion(); err != nil {
+				return fmt.Errorf("bump config version: %w", err)
+			}
+		}
+		return tx.flushOutbox()
+	})
+	return tx, err
 }
 
 const maxTxAttempts = 5
