@@ -275,7 +275,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// cookie; /v1 is called with keys, often from other origins. Refusals
 	// answer the JSON envelope.
 	mux.Handle("/api/", withBodyDeadline(cfg.BodyReadTimeout, apiServer.CrossOriginProtection().Handler(apiServer.Handler())))
-	mux.Handle("/v1/", a.relay.Handler())
+	relayHandler := a.relay.Handler()
+	mux.Handle("/v1/", relayHandler)
 	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /readyz", a.readyz)
 	// Everything else is the web console (index.html for client routes).
@@ -286,7 +287,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 		st.Close()
 		return nil, err
 	}
-	a.handler = withRequestLog(log, withNosniff(mux))
+	a.handler = withRequestLog(log, withNosniff(relayFirst(relayHandler, mux)))
 
 	bg, cancel := context.WithCancel(context.Background())
 	a.stopBackground = cancel
