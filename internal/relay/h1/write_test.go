@@ -39,15 +39,7 @@ func TestWriteRequestAsNetHTTP(t *testing.T) {
 		return req
 	}
 	relay := func() *http.Request { // the relay's shape (upstream.go)
-		req, err := http.NewRequest(http.MethodPost, "http://upstream.test:8080/v1/chat/completions", bytes.NewReader([]byte(`{"model":"m"}`)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header["Authorization"] = []string{"Bearer sk-upstream"}
-		req.Header["Content-Type"] = []string{"application/json"}
-		req.Header["Accept"] = []string{"text/event-stream"}
-		req.Header["X-Request-Id"] = []string{"0123456789abcdef"}
-		return req
+		return relayRequest(t, bytes.NewReader([]byte(`{"model":"m"}`)))
 	}
 	with := func(build func() *http.Request, change func(*http.Request)) func() *http.Request {
 		return func() *http.Request { req := build(); change(req); return req }
@@ -164,22 +156,39 @@ func TestWriteRequestAsNetHTTP(t *testing.T) {
 	}
 }
 
-// The relay's request is written with two allocations (its request URI
-// and the body's limit), where req.Write takes about eight.
-func TestWriteRequestAllocs(t *testing.T) {
-	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
-	req, err := http.NewRequest(http.MethodPost, "http://upstream.test/v1/chat/completions", nil)
+// relayRequest is a request of the relay's shape (upstream.go).
+func relayRequest(tb testing.TB, body io.Reader) *http.Request {
+	req, err := http.NewRequest(http.MethodPost, "http://upstream.test:8080/v1/chat/completions", body)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	req.Header["Authorization"] = []string{"Bearer sk-upstream"}
 	req.Header["Content-Type"] = []string{"application/json"}
-	bw := bufio.NewWriterSize(io.Discard, 1<<10)
+	req.Header["Accept"] = []string{"text/event-stream"}
+	req.Header["X-Request-Id"] = []string{"0123456789abcdef"}
+	return req
+}
+
+// reusedRequest is the relay's request with a body that rewind resets
+// before each write, so that one request is written again and again.
+func reusedRequest(tb testing.TB) (req *http.Request, rewind func()) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	req = relayRequest(tb, nil)
 	rd := bytes.NewReader(body)
 	nop := io.NopCloser(rd)
-	allocs := testing.AllocsPerRun(200, func() {
+	return req, func() {
 		rd.Reset(body)
 		req.Body, req.ContentLength = nop, int64(len(body))
+	}
+}
+
+// The relay's request is written with two allocations (its request URI
+// and the body's limit), where req.Write takes seven.
+func TestWriteRequestAllocs(t *testing.T) {
+	req, rewind := reusedRequest(t)
+	bw := bufio.NewWriterSize(io.Discard, 1<<10)
+	allocs := testing.AllocsPerRun(200, func() {
+		rewind()
 		if err := writeRequest(bw, req); err != nil {
 			t.Fatal(err)
 		}
@@ -193,15 +202,6 @@ func TestWriteRequestAllocs(t *testing.T) {
 // BenchmarkWriteRequest compares writeRequest with req.Write on the
 // relay's request.
 func BenchmarkWriteRequest(b *testing.B) {
-	body := []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
-	req, err := http.NewRequest(http.MethodPost, "http://upstream.test/v1/chat/completions", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.Header["Authorization"] = []string{"Bearer sk-upstream"}
-	req.Header["Content-Type"] = []string{"application/json"}
-	req.Header["Accept"] = []string{"application/json"}
-	req.Header["X-Request-Id"] = []string{"0123456789abcdef"}
 	for _, w := range []struct {
 		name  string
 		write func(*bufio.Writer, *http.Request) error
@@ -210,13 +210,11 @@ func BenchmarkWriteRequest(b *testing.B) {
 		{"net-http", func(bw *bufio.Writer, r *http.Request) error { return r.Write(bw) }},
 	} {
 		b.Run(w.name, func(b *testing.B) {
+			req, rewind := reusedRequest(b)
 			bw := bufio.NewWriterSize(io.Discard, 1<<10)
-			rd := bytes.NewReader(body)
-			nop := io.NopCloser(rd)
 			b.ReportAllocs()
 			for b.Loop() {
-				rd.Reset(body)
-				req.Body, req.ContentLength = nop, int64(len(body))
+				rewind()
 				if err := w.write(bw, req); err != nil {
 					b.Fatal(err)
 				}
