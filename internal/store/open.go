@@ -256,14 +256,22 @@ func (s *Store) Close() error {
 	}
 	stopStmtCache(sqlDB)
 	// The connections close only once their statements are finalized;
-	// holding the write slot, no transaction is using them.
-	if err := s.enterWriteGate(context.Background()); err != nil {
-		return err
+	// holding the write slot, no transaction is using them. A write that
+	// still runs after closeWait keeps its statements (SQLite then refuses
+	// to close that connection, which the error says) rather than having
+	// them finalized under it.
+	gate, cancel := context.WithTimeout(context.Background(), closeWait)
+	defer cancel()
+	if err := s.enterWriteGate(gate); err != nil {
+		return errors.Join(fmt.Errorf("close store: a write transaction still runs: %w", err), sqlDB.Close())
 	}
 	err = s.directLogs.close()
 	s.leaveWriteGate()
 	return errors.Join(err, sqlDB.Close())
 }
+
+// closeWait bounds Close's wait for a write transaction in progress.
+const closeWait = 30 * time.Second
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
