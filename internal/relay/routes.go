@@ -71,8 +71,8 @@ func (rl *Relay) Handler() http.Handler {
 	mux.Handle("/v1/", unknownURL(dialect.OpenAI))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		lw := &langWriter{ResponseWriter: w, lang: rl.lang(), start: time.Now()}
-		if Direct(r) {
-			direct[r.URL.Path].ServeHTTP(lw, r)
+		if h := direct[r.URL.Path]; h != nil && routedAsWritten(r) {
+			h.ServeHTTP(lw, r)
 			return
 		}
 		mux.ServeHTTP(lw, r)
@@ -99,7 +99,13 @@ var endpointPaths = func() map[string]bool {
 // path the mux does not clean). Such a request may skip the muxes; any
 // other goes through them.
 func Direct(r *http.Request) bool {
-	return endpointPaths[r.URL.Path] && r.URL.RawPath == "" && r.Method != http.MethodConnect
+	return endpointPaths[r.URL.Path] && routedAsWritten(r)
+}
+
+// routedAsWritten reports whether a mux routes r by its path as written:
+// no escapes, and not a CONNECT.
+func routedAsWritten(r *http.Request) bool {
+	return r.URL.RawPath == "" && r.Method != http.MethodConnect
 }
 
 // only serves h for method (GET also answers HEAD, as the mux does) and
