@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"math/bits"
-	"sync"
 
 	"github.com/ncruces/go-sqlite3"
 )
@@ -16,68 +15,72 @@ import (
 // into an interface, the array of NamedValues, database/sql's conversion
 // of every argument and the driver's ClearBindings after each statement
 // (docs/performance.md, "Seventh round"). The write transactions on SQLite
-// run on a connection of their own (InTx), so the log INSERTs are prepared
+// all run on one connection (sqliteWriter), so the log INSERTs are prepared
 // on that SQLite connection itself and bound value by value. The text is
 // the one execRows would send (OR FAIL, chunks of a power of two rows up
 // to maxCachedRows), so the database does exactly what it did before.
 
-// directSizes is how many chunk sizes a connection keeps prepared: 1, 2,
+// directSizes is how many chunk sizes the writer keeps prepared: 1, 2,
 // 4, … maxCachedRows rows.
 var directSizes = bits.Len(uint(maxCachedRows))
 
-// directLogInserts holds the log INSERTs prepared on each SQLite
-// connection. A connection cannot close while it has statements (SQLite's
-// close fails with SQLITE_BUSY), so the store finalizes them before it
-// closes its pool (close); database/sql closes SQLite connections only
-// then (no lifetime is set, and the driver never reports a bad one).
-type directLogInserts struct {
-	mu     sync.Mutex
+// sqliteWriter is the connection every SQLite write transaction runs on
+// (InTx), checked out of the pool for the store's whole life, with the log
+// INSERTs prepared on it. No other goroutine ever holds that connection,
+// and only the holder of the write slot (Store.writeGate) uses it, so the
+// statements need no lock of their own. They are finalized by Close, on
+// the writer, before it goes back to the pool: a SQLite connection cannot
+// close while it has statements, and SQLite's connections must not be used
+// from two goroutines at once, which finalizing statements of a pooled
+// connection that a reader holds would do.
+type sqliteWriter struct {
+	conn   *sql.Conn
+	stmts  []*sqlite3.Stmt // by log2 of the chunk's rows
 	closed bool
-	stmts  map[*sqlite3.Conn][]*sqlite3.Stmt // by log2 of the chunk's rows
 }
 
-// stmt returns c's statement inserting rows rows (a power of two, at most
-// maxCachedRows), preparing it on first use.
-func (d *directLogInserts) stmt(c *sqlite3.Conn, rows int) (*sqlite3.Stmt, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
+// newSQLiteWriter checks the writer out of sqlDB.
+func newSQLiteWriter(ctx context.Context, sqlDB *sql.DB) (*sqliteWriter, error) {
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sqliteWriter{conn: conn, stmts: make([]*sqlite3.Stmt, directSizes)}, nil
+}
+
+// stmt returns the statement inserting rows rows (a power of two, at most
+// maxCachedRows) on c, the writer's SQLite connection, preparing it on
+// first use. The caller holds the write slot.
+func (w *sqliteWriter) stmt(c *sqlite3.Conn, rows int) (*sqlite3.Stmt, error) {
+	if w.closed {
 		return nil, errStoreClosed
 	}
-	if d.stmts == nil {
-		d.stmts = map[*sqlite3.Conn][]*sqlite3.Stmt{}
-	}
-	byRows := d.stmts[c]
-	if byRows == nil {
-		byRows = make([]*sqlite3.Stmt, directSizes)
-		d.stmts[c] = byRows
-	}
 	i := bits.TrailingZeros(uint(rows))
-	if byRows[i] == nil {
+	if w.stmts[i] == nil {
 		st, _, err := c.PrepareFlags(rowsText(insertLogsSQLiteHead, logColumnCount, rows), sqlite3.PREPARE_PERSISTENT)
 		if err != nil {
 			return nil, err
 		}
-		byRows[i] = st
+		w.stmts[i] = st
 	}
-	return byRows[i], nil
+	return w.stmts[i], nil
 }
 
-// close finalizes every statement; stmt fails from then on.
-func (d *directLogInserts) close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.closed = true
+// close finalizes the statements and gives the connection back to the
+// pool; the caller holds the write slot. stmt fails from then on.
+func (w *sqliteWriter) close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
 	var errs []error
-	for _, byRows := range d.stmts {
-		for _, st := range byRows {
-			if st != nil {
-				errs = append(errs, st.Close())
-			}
+	for i, st := range w.stmts {
+		if st != nil {
+			errs = append(errs, st.Close())
+			w.stmts[i] = nil
 		}
 	}
-	d.stmts = nil
-	return errors.Join(errs...)
+	return errors.Join(append(errs, w.conn.Close())...)
 }
 
 var errStoreClosed = errors.New("store closed")
@@ -93,8 +96,8 @@ func chunkRows(n int) int {
 	return size
 }
 
-// insertLogsDirect writes rows through the transaction's own SQLite
-// connection (Tx.conn), in the statements directLogInserts prepared there.
+// insertLogsDirect writes rows through the writer's SQLite connection
+// (Tx.conn), in the statements prepared there.
 func (tx *Tx) insertLogsDirect(rows []Log) error {
 	ctx := tx.context()
 	return tx.conn.Raw(func(driverConn any) error {
@@ -108,7 +111,7 @@ func (tx *Tx) insertLogsDirect(rows []Log) error {
 		}
 		for from := 0; from < len(rows); {
 			size := chunkRows(len(rows) - from)
-			st, err := tx.s.directLogs.stmt(c, size)
+			st, err := tx.s.writer.stmt(c, size)
 			if err != nil {
 				return err
 			}
@@ -146,18 +149,4 @@ func bindLog(st *sqlite3.Stmt, first int, l *Log) error {
 		}
 	}
 	return nil
-}
-
-// writeConn checks out the connection a SQLite write transaction runs on,
-// so that the transaction can reach the driver's connection (Tx.conn); nil
-// on the server databases.
-func (s *Store) writeConn(ctx context.Context) (*sql.Conn, error) {
-	if s.dialect != SQLite {
-		return nil, nil
-	}
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return nil, err
-	}
-	return sqlDB.Conn(ctx)
 }

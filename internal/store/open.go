@@ -89,9 +89,9 @@ type Store struct {
 	lease leaseState
 	// roundTrips counts the statements sent to the database (roundtrips.go).
 	roundTrips roundTripCounter
-	// directLogs are the log INSERTs prepared on SQLite's connections
-	// (logs_sqlite.go).
-	directLogs directLogInserts
+	// writer is the connection SQLite's write transactions run on
+	// (logs_sqlite.go); nil on the server databases.
+	writer *sqliteWriter
 }
 
 // Change describes one row change of a replicated table.
@@ -171,9 +171,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if s.dialect == SQLite {
 		// Each connection is a separate SQLite instance with its own page
-		// cache; writes are serialised anyway, and 4 readers are plenty.
-		sqlDB.SetMaxOpenConns(4)
-		sqlDB.SetMaxIdleConns(4)
+		// cache; writes are serialised anyway (one writer connection), and
+		// 4 readers are plenty.
+		sqlDB.SetMaxOpenConns(5)
+		sqlDB.SetMaxIdleConns(5)
 	} else {
 		open := o.MaxOpenConns
 		if open <= 0 {
@@ -186,6 +187,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
+	}
+	if s.dialect == SQLite {
+		if s.writer, err = newSQLiteWriter(ctx, sqlDB); err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("open %s store: %w", s.dialect, err)
+		}
 	}
 	s.startStmtCache(sqlDB)
 	err = s.withStartupLock(ctx, func() error {
@@ -201,7 +208,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		return nil
 	})
 	if err != nil {
-		sqlDB.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
@@ -255,17 +262,20 @@ func (s *Store) Close() error {
 		return err
 	}
 	stopStmtCache(sqlDB)
-	// The connections close only once their statements are finalized;
-	// holding the write slot, no transaction is using them. A write that
-	// still runs after closeWait keeps its statements (SQLite then refuses
-	// to close that connection, which the error says) rather than having
-	// them finalized under it.
+	if s.writer == nil {
+		return sqlDB.Close()
+	}
+	// The writer goes back to the pool once its statements are finalized,
+	// which waits for the write slot: no transaction is using them then. A
+	// write that still runs after closeWait keeps the writer and its
+	// statements (they go with the process) rather than having them
+	// finalized under it.
 	gate, cancel := context.WithTimeout(context.Background(), closeWait)
 	defer cancel()
 	if err := s.enterWriteGate(gate); err != nil {
 		return errors.Join(fmt.Errorf("close store: a write transaction still runs: %w", err), sqlDB.Close())
 	}
-	err = s.directLogs.close()
+	err = s.writer.close()
 	s.leaveWriteGate()
 	return errors.Join(err, sqlDB.Close())
 }

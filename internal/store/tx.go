@@ -19,9 +19,9 @@ import (
 type Tx struct {
 	db *gorm.DB
 	s  *Store
-	// conn is the connection a SQLite write transaction runs on (InTx),
-	// for the statements it sends past database/sql (logs_sqlite.go); nil
-	// on the server databases.
+	// conn is the writer connection a SQLite write transaction runs on
+	// (InTx), for the statements it sends past database/sql
+	// (logs_sqlite.go); nil on the server databases.
 	conn    *sql.Conn
 	changes []Change // for the after-commit listeners
 	// outsideLedger marks a settlement applied by someone other than the
@@ -63,20 +63,28 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 }
 
-// runTx is one attempt of InTx. On SQLite it runs on a connection checked
-// out for it (writeConn), given back however fn ends, a panic included.
+// runTx is one attempt of InTx. On SQLite it runs on the store's writer
+// connection (sqliteWriter). Its BEGIN and COMMIT see ctx without its
+// cancellation: database/sql discards a connection whose transaction's
+// context ends (the driver cannot tell it is still sound), which would
+// take the writer from under its statements. The statements in between
+// run with ctx, so a cancelled ctx still interrupts them, and the
+// transaction then rolls back on the writer as after any error.
 func (s *Store) runTx(ctx context.Context, fn func(tx *Tx) error) (*Tx, error) {
-	conn, err := s.writeConn(ctx)
-	if err != nil {
-		return nil, err
-	}
+	var conn *sql.Conn
 	db := s.db.WithContext(ctx)
-	if conn != nil {
-		defer conn.Close()
+	if s.writer != nil {
+		if s.writer.closed {
+			return nil, errStoreClosed
+		}
+		conn = s.writer.conn
+		db = s.db.WithContext(context.WithoutCancel(ctx))
 		db.Statement.ConnPool = conn
 	}
 	var tx *Tx
-	err = s.transaction(db, func(db *gorm.DB) error {
+	err := s.transaction(db, func(db *gorm.DB) error {
+		// db's Statement is the transaction's own (Begin cloned it).
+		db.Statement.Context = ctx
 		tx = &Tx{db: db, s: s, conn: conn}
 		if err := fn(tx); err != nil {
 			return err

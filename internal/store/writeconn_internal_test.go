@@ -2,13 +2,16 @@ package store
 
 import (
 	"context"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// A write transaction whose function panics gives its connection back: on
-// SQLite each one checks a connection out of the pool of four (runTx), so
-// five panics in a row would leave the next write waiting for ever.
+// A write transaction whose function panics rolls back and gives the write
+// slot back: the next write goes through, on SQLite on the same writer
+// connection (sqliteWriter).
 func TestPanickedWriteGivesItsConnectionBack(t *testing.T) {
 	onEachEngine(t, func(t *testing.T, ctx context.Context, s *Store) {
 		for range 6 {
@@ -27,12 +30,100 @@ func TestPanickedWriteGivesItsConnectionBack(t *testing.T) {
 		if err := s.InsertBatch(wait, []Log{{UserID: 2, Type: LogConsume, RequestID: "after"}}); err != nil {
 			t.Fatalf("a write after the panics: %v", err)
 		}
-		var n int64
-		if err := s.db.Model(&Log{}).Count(&n).Error; err != nil {
-			t.Fatal(err)
+		expectLogs(t, s, 1, "only the one written after the panics (theirs rolled back)")
+	})
+}
+
+// A write whose context ends mid-transaction rolls back and leaves the
+// store writing. database/sql discards a connection whose transaction's
+// context ended; on SQLite that would be the writer, and every write after
+// it would fail (runTx begins and commits without the cancellation).
+func TestCancelledWriteLeavesTheStoreWriting(t *testing.T) {
+	onEachEngine(t, func(t *testing.T, ctx context.Context, s *Store) {
+		for range 3 {
+			cctx, cancel := context.WithCancel(ctx)
+			err := s.InTx(cctx, func(tx *Tx) error {
+				if err := tx.InsertLogs([]Log{{UserID: 1, Type: LogConsume}}); err != nil {
+					return err
+				}
+				cancel()
+				// database/sql's watcher of the context acts first, as it
+				// does when the cancellation lands mid-statement. With the
+				// writer begun on ctx itself, the writer would be gone.
+				time.Sleep(10 * time.Millisecond)
+				return tx.InsertLogs([]Log{{UserID: 1, Type: LogConsume}})
+			})
+			cancel()
+			if err == nil {
+				t.Fatal("a write whose context ended mid-transaction committed")
+			}
 		}
-		if n != 1 {
-			t.Fatalf("%d logs, want only the one written after the panics (theirs rolled back)", n)
+		if err := s.InsertBatch(ctx, []Log{{UserID: 2, Type: LogConsume, RequestID: "after"}}); err != nil {
+			t.Fatalf("a write after the cancelled ones: %v", err)
+		}
+		expectLogs(t, s, 1, "only the one written after the cancelled writes")
+		if err := s.Close(); err != nil {
+			t.Fatalf("close after cancelled writes: %v", err)
 		}
 	})
+}
+
+// Close finalizes the writer's statements while readers still run. The
+// statements are the writer's alone, so no reader's connection is touched:
+// when they were prepared on whichever pooled connection a write had
+// checked out, Close finalized them on connections readers held (the race
+// detector caught it in the cluster tests, whose background readers
+// outlive the app's Close).
+func TestCloseWhileReading(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, Options{SQLitePath: filepath.Join(t.TempDir(), "store.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= maxCachedRows; n *= 2 { // a statement of every size
+		if err := s.InsertBatch(ctx, make([]Log, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	var reads atomic.Int64
+	for range 4 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var n int64
+				_ = s.db.Model(&Log{}).Where("user_id >= ?", 0).Count(&n).Error
+				reads.Add(1)
+			}
+		}()
+	}
+	for reads.Load() < 200 { // the readers have taken every pooled connection
+		time.Sleep(time.Millisecond)
+	}
+	err = s.Close()
+	close(stop)
+	readers.Wait()
+	if err != nil {
+		t.Fatalf("close while reading: %v", err)
+	}
+}
+
+// expectLogs fails t unless the store holds n logs.
+func expectLogs(t *testing.T, s *Store, n int64, what string) {
+	t.Helper()
+	var got int64
+	if err := s.db.Model(&Log{}).Count(&got).Error; err != nil {
+		t.Fatal(err)
+	}
+	if got != n {
+		t.Fatalf("%d logs, want %d: %s", got, n, what)
+	}
 }
