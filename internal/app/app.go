@@ -9,11 +9,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/modelgate/modelgate/internal/captcha"
-	"github.com/modelgate/modelgate/internal/mail"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,12 +22,14 @@ import (
 	"github.com/modelgate/modelgate/internal/api"
 	"github.com/modelgate/modelgate/internal/auth"
 	"github.com/modelgate/modelgate/internal/billing"
+	"github.com/modelgate/modelgate/internal/captcha"
 	"github.com/modelgate/modelgate/internal/cluster/owner"
 	"github.com/modelgate/modelgate/internal/cluster/replica"
 	"github.com/modelgate/modelgate/internal/cluster/replicate"
 	"github.com/modelgate/modelgate/internal/commerce"
 	"github.com/modelgate/modelgate/internal/config"
 	"github.com/modelgate/modelgate/internal/logwriter"
+	"github.com/modelgate/modelgate/internal/mail"
 	"github.com/modelgate/modelgate/internal/metrics"
 	"github.com/modelgate/modelgate/internal/option"
 	"github.com/modelgate/modelgate/internal/payment"
@@ -74,13 +75,13 @@ type App struct {
 	lease      config.BillingLease // with defaults applied; used on shared databases only
 
 	stopBackground context.CancelFunc
-	// pingDone is closed when the cluster ping loop has ended (nil when
-	// cluster mode is off).
-	pingDone chan struct{}
-	// pusher sends this node's events to its peers; pushDone is closed
-	// when it has stopped (both nil when cluster mode is off).
-	pusher   *replicate.Pusher
-	pushDone chan struct{}
+	// background counts the loops New started (goBackground); Close
+	// waits for them after stopBackground, so no round in progress reads
+	// or writes a store being closed.
+	background sync.WaitGroup
+	// pusher sends this node's events to its peers (nil when cluster
+	// mode is off).
+	pusher *replicate.Pusher
 	// Activate is the one activation path of paid orders (api
 	// Server.Activator), for callers outside /api.
 	Activate payment.Activator
@@ -300,67 +301,66 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, opts ...Optio
 	// Nodes sharing one database see each other's configuration changes
 	// within a second when a push channel is there, within
 	// CONFIG_POLL_INTERVAL otherwise.
-	go a.sync.Run(bg)
-	go a.repeat(bg, 10*time.Minute, "release stale reservations", func(ctx context.Context) error {
+	a.background.Go(func() { a.sync.Run(bg) })
+	a.repeatInBackground(bg, 10*time.Minute, "release stale reservations", func(ctx context.Context) error {
 		return a.releaseStaleHolds(ctx, false)
 	})
 	if a.usesLease() {
-		go a.repeat(bg, a.lease.RenewEvery, "renew billing lease", a.renewLease)
-		go a.repeat(bg, a.lease.SweepEvery, "release expired billing leases", a.releaseExpiredLeases)
+		a.repeatInBackground(bg, a.lease.RenewEvery, "renew billing lease", a.renewLease)
+		a.repeatInBackground(bg, a.lease.SweepEvery, "release expired billing leases", a.releaseExpiredLeases)
 	}
 	// Each channel waits ChannelRecheckMinutes between its own retests;
 	// the minute tick only looks for channels that are due.
-	go a.repeat(bg, time.Minute, "retest auto-disabled channels", a.RecheckChannels)
-	go a.repeat(bg, time.Minute, "sweep rate limit counters", func(context.Context) error {
+	a.repeatInBackground(bg, time.Minute, "retest auto-disabled channels", a.RecheckChannels)
+	a.repeatInBackground(bg, time.Minute, "sweep rate limit counters", func(context.Context) error {
 		a.limits.Sweep(a.Now())
 		return nil
 	})
 	if cfg.Cluster.Enabled {
-		go a.repeat(bg, clusterNodesEvery, "count cluster nodes for rate limits", a.countClusterNodes)
+		a.repeatInBackground(bg, clusterNodesEvery, "count cluster nodes for rate limits", a.countClusterNodes)
 	}
-	go a.repeat(bg, time.Hour, "prune idempotency keys", func(ctx context.Context) error {
+	a.repeatInBackground(bg, time.Hour, "prune idempotency keys", func(ctx context.Context) error {
 		_, err := a.Store.PruneIdempotencyKeys(ctx)
 		return err
 	})
-	go a.repeat(bg, errorLogSweepEvery, "delete old error logs", func(ctx context.Context) error {
+	a.repeatInBackground(bg, errorLogSweepEvery, "delete old error logs", func(ctx context.Context) error {
 		_, err := a.SweepErrorLogs(ctx, time.Now())
 		return err
 	})
-	go a.repeat(bg, logRetentionEvery, "delete logs past retention", func(ctx context.Context) error {
+	a.repeatInBackground(bg, logRetentionEvery, "delete logs past retention", func(ctx context.Context) error {
 		_, err := a.SweepLogs(ctx, time.Now())
 		return err
 	})
-	go a.repeat(bg, subscriptionExpiryEvery, "expire subscriptions", func(ctx context.Context) error {
+	a.repeatInBackground(bg, subscriptionExpiryEvery, "expire subscriptions", func(ctx context.Context) error {
 		_, err := a.ExpireSubscriptions(ctx, time.Now())
 		return err
 	})
-	go a.repeat(bg, orderSweepEvery, "expire and reconcile orders", func(ctx context.Context) error {
+	a.repeatInBackground(bg, orderSweepEvery, "expire and reconcile orders", func(ctx context.Context) error {
 		_, _, err := a.SweepOrders(ctx)
 		return err
 	})
-	go a.repeat(bg, planUsageSweepEvery, "sweep plan usage", func(ctx context.Context) error {
+	a.repeatInBackground(bg, planUsageSweepEvery, "sweep plan usage", func(ctx context.Context) error {
 		_, _, err := a.SweepPlanUsage(ctx, time.Now())
 		return err
 	})
 	if pinger != nil {
-		// Close waits for the round in progress: its calls end with bg,
-		// and an outcome being written is not cut off by the store closing.
-		a.pingDone = make(chan struct{})
-		go func() {
-			defer close(a.pingDone)
-			a.repeat(bg, cfg.Cluster.PingInterval, "ping cluster peers", pinger.Round)
-		}()
-		a.pushDone = make(chan struct{})
-		go func() {
-			defer close(a.pushDone)
-			a.pusher.Run(bg)
-		}()
+		// Close waits for the round in progress (background): its calls
+		// end with bg, and an outcome being written is not cut off by the
+		// store closing.
+		a.repeatInBackground(bg, cfg.Cluster.PingInterval, "ping cluster peers", pinger.Round)
+		a.background.Go(func() { a.pusher.Run(bg) })
 	}
-	go a.repeat(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
+	a.repeatInBackground(bg, time.Hour, "prune settlement keys", func(ctx context.Context) error {
 		_, err := a.Store.PruneSettlementKeys(ctx, time.Now().Add(-store.SettlementKeyRetention).Unix())
 		return err
 	})
 	return a, nil
+}
+
+// repeatInBackground runs repeat as one of the background loops Close
+// waits for.
+func (a *App) repeatInBackground(ctx context.Context, every time.Duration, what string, f func(context.Context) error) {
+	a.background.Go(func() { a.repeat(ctx, every, what, f) })
 }
 
 // repeat runs f every interval until ctx ends, logging failures.
@@ -574,12 +574,7 @@ func (a *App) FlushBilling(timeout time.Duration) error {
 func (a *App) Close() error {
 	a.beginStop()
 	a.stopBackground()
-	if a.pushDone != nil {
-		<-a.pushDone
-	}
-	if a.pingDone != nil {
-		<-a.pingDone
-	}
+	a.background.Wait()
 	a.cutting()
 	a.relay.EndStreams()
 	flushStart := time.Now()
