@@ -35,7 +35,7 @@ type Reader struct {
 }
 
 // readBufSize is the reader's buffer: lines longer than it accumulate.
-const readBufSize = 2 << 10
+const readBufSize = 1 << 10
 
 // maxPooled bounds the buffers kept for reuse (a long event's data buffer
 // is let go instead).
