@@ -90,9 +90,7 @@ func TestCloseWhileReading(t *testing.T) {
 	var readers sync.WaitGroup
 	var reads atomic.Int64
 	for range 4 {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
+		readers.Go(func() {
 			for {
 				select {
 				case <-stop:
@@ -103,7 +101,7 @@ func TestCloseWhileReading(t *testing.T) {
 				_ = s.db.Model(&Log{}).Where("user_id >= ?", 0).Count(&n).Error
 				reads.Add(1)
 			}
-		}()
+		})
 	}
 	for reads.Load() < 200 { // the readers have taken every pooled connection
 		time.Sleep(time.Millisecond)
