@@ -33,9 +33,18 @@ var directSizes = bits.Len(uint(maxCachedRows))
 // close while it has statements, and SQLite's connections must not be used
 // from two goroutines at once, which finalizing statements of a pooled
 // connection that a reader holds would do.
+//
+// database/sql discards a connection when an operation on it panics (Raw)
+// or its driver reports it bad; the writer is then closed under the store
+// (sql.ErrConnDone), and the next write checks out another (get).
 type sqliteWriter struct {
-	conn   *sql.Conn
+	db   *sql.DB
+	conn *sql.Conn
+	// raw is the SQLite connection under conn, once a statement was
+	// prepared on it: the lost writer's statements are finalized there.
+	raw    *sqlite3.Conn
 	stmts  []*sqlite3.Stmt // by log2 of the chunk's rows
+	lost   bool            // database/sql discarded conn
 	closed bool
 }
 
@@ -45,7 +54,37 @@ func newSQLiteWriter(ctx context.Context, sqlDB *sql.DB) (*sqliteWriter, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &sqliteWriter{conn: conn, stmts: make([]*sqlite3.Stmt, directSizes)}, nil
+	return &sqliteWriter{db: sqlDB, conn: conn, stmts: make([]*sqlite3.Stmt, directSizes)}, nil
+}
+
+// get returns the writer's connection for a write transaction, checking
+// out a new one when database/sql discarded it; the caller holds the write
+// slot.
+func (w *sqliteWriter) get(ctx context.Context) (*sql.Conn, error) {
+	if w.closed {
+		return nil, errStoreClosed
+	}
+	if w.lost {
+		_ = w.dropLost() // a leak at worst: the new connection is sound
+		conn, err := w.db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		w.conn, w.lost = conn, false
+	}
+	return w.conn, nil
+}
+
+// dropLost finalizes the statements of the connection database/sql
+// discarded and closes it: database/sql's own close failed, as SQLite
+// refuses to close a connection that has statements.
+func (w *sqliteWriter) dropLost() error {
+	err := w.finalize()
+	if err == nil && w.raw != nil {
+		err = w.raw.Close()
+	}
+	w.raw = nil
+	return err
 }
 
 // stmt returns the statement inserting rows rows (a power of two, at most
@@ -55,6 +94,7 @@ func (w *sqliteWriter) stmt(c *sqlite3.Conn, rows int) (*sqlite3.Stmt, error) {
 	if w.closed {
 		return nil, errStoreClosed
 	}
+	w.raw = c
 	i := bits.TrailingZeros(uint(rows))
 	if w.stmts[i] == nil {
 		st, _, err := c.PrepareFlags(rowsText(insertLogsSQLiteHead, logColumnCount, rows), sqlite3.PREPARE_PERSISTENT)
@@ -66,13 +106,8 @@ func (w *sqliteWriter) stmt(c *sqlite3.Conn, rows int) (*sqlite3.Stmt, error) {
 	return w.stmts[i], nil
 }
 
-// close finalizes the statements and gives the connection back to the
-// pool; the caller holds the write slot. stmt fails from then on.
-func (w *sqliteWriter) close() error {
-	if w.closed {
-		return nil
-	}
-	w.closed = true
+// finalize finalizes the prepared statements.
+func (w *sqliteWriter) finalize() error {
 	var errs []error
 	for i, st := range w.stmts {
 		if st != nil {
@@ -80,7 +115,20 @@ func (w *sqliteWriter) close() error {
 			w.stmts[i] = nil
 		}
 	}
-	return errors.Join(append(errs, w.conn.Close())...)
+	return errors.Join(errs...)
+}
+
+// close finalizes the statements and gives the connection back to the
+// pool; the caller holds the write slot. stmt fails from then on.
+func (w *sqliteWriter) close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if w.lost {
+		return w.dropLost()
+	}
+	return errors.Join(w.finalize(), w.conn.Close())
 }
 
 var errStoreClosed = errors.New("store closed")

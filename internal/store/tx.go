@@ -74,10 +74,10 @@ func (s *Store) runTx(ctx context.Context, fn func(tx *Tx) error) (*Tx, error) {
 	var conn *sql.Conn
 	db := s.db.WithContext(ctx)
 	if s.writer != nil {
-		if s.writer.closed {
-			return nil, errStoreClosed
+		var err error
+		if conn, err = s.writer.get(ctx); err != nil {
+			return nil, err
 		}
-		conn = s.writer.conn
 		db = s.db.WithContext(context.WithoutCancel(ctx))
 		db.Statement.ConnPool = conn
 	}
@@ -96,6 +96,9 @@ func (s *Store) runTx(ctx context.Context, fn func(tx *Tx) error) (*Tx, error) {
 		}
 		return tx.flushOutbox()
 	})
+	if conn != nil && errors.Is(err, sql.ErrConnDone) {
+		s.writer.lost = true // InTx tries again, on a new writer
+	}
 	return tx, err
 }
 
@@ -127,6 +130,11 @@ func isRetryable(err error) bool {
 	var pgErr *pgconn.PgError
 	var myErr *mysqldriver.MySQLError
 	switch {
+	case errors.Is(err, sql.ErrConnDone):
+		// SQLite's writer connection was discarded (sqliteWriter): the
+		// transaction did not commit, and the next attempt runs on a new
+		// one.
+		return true
 	case errors.As(err, &pgErr):
 		return pgErr.Code == "40001" || pgErr.Code == "40P01"
 	case errors.As(err, &myErr):

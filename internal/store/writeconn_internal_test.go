@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,35 @@ func TestCancelledWriteLeavesTheStoreWriting(t *testing.T) {
 			t.Fatalf("close after cancelled writes: %v", err)
 		}
 	})
+}
+
+// A writer database/sql discarded (as it does when an operation on the
+// connection panics) is replaced by the next write, and its statements are
+// finalized, so the store still closes cleanly.
+func TestDiscardedWriterIsReplaced(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, Options{SQLitePath: filepath.Join(t.TempDir(), "store.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.InsertBatch(ctx, []Log{{UserID: 1, Type: LogConsume}}); err != nil {
+		t.Fatal(err)
+	}
+	old := s.writer.conn
+	// What Raw does after its function panicked: the connection is bad.
+	_ = old.Raw(func(any) error { return driver.ErrBadConn })
+	if err := s.InsertBatch(ctx, []Log{{UserID: 2, Type: LogConsume}}); err != nil {
+		t.Fatalf("a write after the writer was discarded: %v", err)
+	}
+	if s.writer.conn == old {
+		t.Fatal("the discarded writer is still the store's")
+	}
+	expectLogs(t, s, 2, "both writes")
+	if err := s.Close(); err != nil {
+		t.Fatalf("close after the writer was replaced: %v", err)
+	}
 }
 
 // Close finalizes the writer's statements while readers still run. The
