@@ -72,8 +72,10 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 // transaction then rolls back on the writer as after any error.
 func (s *Store) runTx(ctx context.Context, fn func(tx *Tx) error) (*Tx, error) {
 	var conn *sql.Conn
-	db := s.db.WithContext(ctx)
-	if s.writer != nil {
+	var db *gorm.DB
+	if s.writer == nil {
+		db = s.db.WithContext(ctx)
+	} else {
 		var err error
 		if conn, err = s.writer.get(ctx); err != nil {
 			return nil, err
