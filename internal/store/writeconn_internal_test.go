@@ -75,11 +75,7 @@ func TestCancelledWriteLeavesTheStoreWriting(t *testing.T) {
 func TestDiscardedWriterIsReplaced(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, Options{SQLitePath: filepath.Join(t.TempDir(), "store.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSQLiteStore(t)
 	if err := s.InsertBatch(ctx, []Log{{UserID: 1, Type: LogConsume}}); err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +103,7 @@ func TestDiscardedWriterIsReplaced(t *testing.T) {
 func TestCloseWhileReading(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, Options{SQLitePath: filepath.Join(t.TempDir(), "store.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openSQLiteStore(t)
 	for n := 1; n <= maxCachedRows; n *= 2 { // a statement of every size
 		if err := s.InsertBatch(ctx, make([]Log, n)); err != nil {
 			t.Fatal(err)
@@ -136,12 +129,24 @@ func TestCloseWhileReading(t *testing.T) {
 	for reads.Load() < 200 { // the readers have taken every pooled connection
 		time.Sleep(time.Millisecond)
 	}
-	err = s.Close()
+	err := s.Close()
 	close(stop)
 	readers.Wait()
 	if err != nil {
 		t.Fatalf("close while reading: %v", err)
 	}
+}
+
+// openSQLiteStore opens a store on a SQLite file of t's, closed when t
+// ends (a second Close does nothing).
+func openSQLiteStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Options{SQLitePath: filepath.Join(t.TempDir(), "store.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // expectLogs fails t unless the store holds n logs.
